@@ -1,0 +1,166 @@
+"""The packs window: what it lists, how it reports broken packs, and starting without a display."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from inspector_app.ui import app
+from inspector_app.ui.packs_window import WINDOW_TITLE, PacksWindow
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Stands in for ``inspector_app.packs.PackListing`` (same attributes)."""
+
+    id: str
+    version: str
+    title: str
+    status: str
+    organ: str
+    content_hash: str
+    problems: list[str] = field(default_factory=list)
+
+
+DF = Listing(
+    id="DF_STPCR",
+    version="2024.1",
+    title="Serviço de Transporte Público Coletivo Rural – Decreto 15.154/1993",
+    status="in_force",
+    organ="SEMOB-DF",
+    content_hash="0123456789abcdef" * 4,
+)
+JF = Listing(
+    id="JF_1972",
+    version="1972.1",
+    title="Transporte coletivo de Juiz de Fora – Decreto 1.235/1972",
+    status="historical",
+    organ="Prefeitura de Juiz de Fora",
+    content_hash="fedcba9876543210" * 4,
+)
+BROKEN = Listing(
+    id="DF_STPA",
+    version="?",
+    title="",
+    status="in_force",
+    organ="",
+    content_hash="abc",
+    problems=[
+        "checklist.toml: items[DF-SEG-02].fail[0]: unknown rule 'DF15154.29.XIIII'",
+        "pack.toml: organ: missing",
+    ],
+)
+
+
+def test_window_lists_each_pack_with_portuguese_status_and_short_hash(qtbot):
+    window = PacksWindow([DF, JF])
+    qtbot.addWidget(window)
+    window.show()
+
+    assert window.windowTitle() == WINDOW_TITLE
+    assert window.table.rowCount() == 2
+    assert [window.table.horizontalHeaderItem(c).text() for c in range(7)] == [
+        "Pacote", "Versão", "Título", "Situação", "Órgão", "Hash", "Problemas",
+    ]
+    assert window.cell_text(0, "Pacote") == "DF_STPCR"
+    assert window.cell_text(0, "Versão") == "2024.1"
+    assert window.cell_text(0, "Título") == DF.title
+    assert window.cell_text(0, "Situação") == "em vigor"
+    assert window.cell_text(0, "Órgão") == "SEMOB-DF"
+    assert window.cell_text(0, "Hash") == "0123456789ab"
+    assert window.cell_text(0, "Problemas") == "nenhum"
+    assert window.cell_text(1, "Situação") == "histórico"
+    assert window.statusBar().currentMessage() == "2 pacotes carregados; nenhum com problemas."
+
+
+def test_pack_with_problems_shows_every_problem_and_is_counted_in_status_bar(qtbot):
+    window = PacksWindow([DF, BROKEN])
+    qtbot.addWidget(window)
+
+    shown = window.cell_text(1, "Problemas")
+    assert all(problem in shown for problem in BROKEN.problems)
+    assert window.statusBar().currentMessage() == "2 pacotes carregados; 1 com problemas."
+
+
+def test_no_packs_says_so_in_the_status_bar(qtbot):
+    window = PacksWindow([])
+    qtbot.addWidget(window)
+
+    assert window.table.rowCount() == 0
+    assert window.statusBar().currentMessage() == "Nenhum pacote de regulamentação encontrado."
+
+
+def test_window_uses_a_large_font_and_tab_then_space_on_fechar_closes_it(qtbot):
+    window = PacksWindow([DF, JF])
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitActive(window)
+
+    assert window.font().pointSize() >= 12
+    assert window.close_button.text() == "&Fechar"
+    assert window.focusWidget() is window.table
+    assert window.table.currentRow() == 0
+
+    qtbot.keyClick(window.table, Qt.Key.Key_Tab)
+    assert window.focusWidget() is window.close_button
+    qtbot.keyClick(window.close_button, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: not window.isVisible())
+
+
+def test_escape_in_the_table_closes_the_window(qtbot):
+    window = PacksWindow([DF])
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitActive(window)
+
+    qtbot.keyClick(window.table, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not window.isVisible())
+
+
+def test_run_opens_the_window_with_the_repository_packs_and_returns_0_when_closed(qtbot):
+    from inspector_app.packs import list_packs
+
+    expected = [listing.id for listing in list_packs()]
+    seen: list[list[str]] = []
+
+    def close_packs_window() -> None:
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, PacksWindow)]
+        for window in windows:
+            seen.append([window.cell_text(r, "Pacote") for r in range(window.table.rowCount())])
+            window.close()
+            window.deleteLater()
+
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, close_packs_window)
+    assert app.run([]) == 0
+    assert seen == [expected]
+
+
+def test_run_without_a_display_prints_a_message_and_returns_2_instead_of_aborting():
+    env = {k: v for k, v in os.environ.items() if k not in app.DISPLAY_VARIABLES}
+    result = subprocess.run(
+        [sys.executable, "-c", "from inspector_app.ui.app import run; raise SystemExit(run([]))"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 2, result.stderr  # SIGABRT would be -6
+    assert app.NO_DISPLAY_MESSAGE in result.stderr
+    assert "core dumped" not in result.stderr.lower()
+
+
+def test_has_display_needs_one_of_the_display_variables_only_on_linux():
+    assert not app.has_display({}, "linux")
+    assert app.has_display({"DISPLAY": ":0"}, "linux")
+    assert app.has_display({"WAYLAND_DISPLAY": "wayland-0"}, "linux")
+    assert app.has_display({"QT_QPA_PLATFORM": "offscreen"}, "linux")
+    assert app.has_display({}, "win32")
+    assert app.has_display({}, "darwin")
