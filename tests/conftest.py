@@ -7,9 +7,9 @@ import os
 # Before any Qt import: without a platform Qt aborts the whole process (DESIGN.md §9).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -90,7 +90,7 @@ def _mod11_check_digit(values: Iterable[int], weights: Iterable[int]) -> int:
     CPF, CNPJ, RENAVAM and the "mod-wrap" CNH form all reduce to this (RULES.md §B4).
     """
     remainder = sum(v * w for v, w in zip(values, weights, strict=True)) % 11
-    return 0 if remainder < 1 else (11 - remainder) % 10
+    return 0 if remainder < 2 else 11 - remainder
 
 
 def _first_bad_char(text: str, allowed: frozenset[str]) -> str | None:

@@ -523,9 +523,7 @@ def test_formatting_then_normalising_a_cpf_is_the_identity(seed: int) -> None:
 
 
 @given(seed=SEEDS, alphanumeric=st.booleans())
-def test_formatting_then_normalising_a_cnpj_is_the_identity(
-    seed: int, alphanumeric: bool
-) -> None:
+def test_formatting_then_normalising_a_cnpj_is_the_identity(seed: int, alphanumeric: bool) -> None:
     rng = random.Random(seed)
     cnpj = generate_cnpj(rng, alphanumeric=alphanumeric)
     assert normalize_cnpj(format_cnpj(cnpj)) == cnpj
@@ -628,9 +626,7 @@ def test_old_plate_round_trips_through_mercosul(seed: int) -> None:
 
 
 @given(seed=SEEDS, kind=st.sampled_from(["old", "mercosul"]))
-def test_canonical_key_is_equal_for_both_forms_of_a_plate(
-    seed: int, kind: PlateKind
-) -> None:
+def test_canonical_key_is_equal_for_both_forms_of_a_plate(seed: int, kind: PlateKind) -> None:
     rng = random.Random(seed)
     plate = generate_plate(rng, kind)
     assert parse_plate(plate.mercosul()).canonical_key() == plate.canonical_key()
@@ -641,9 +637,7 @@ def test_canonical_key_is_equal_for_both_forms_of_a_plate(
 
 
 @given(seed=SEEDS, kind=st.sampled_from(["old", "mercosul"]))
-def test_generated_plate_parses_back_from_its_display_text(
-    seed: int, kind: PlateKind
-) -> None:
+def test_generated_plate_parses_back_from_its_display_text(seed: int, kind: PlateKind) -> None:
     rng = random.Random(seed)
     plate = generate_plate(rng, kind)
     assert plate.kind == kind
