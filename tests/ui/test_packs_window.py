@@ -65,7 +65,13 @@ def test_window_lists_each_pack_with_portuguese_status_and_short_hash(qtbot):
     assert window.windowTitle() == WINDOW_TITLE
     assert window.table.rowCount() == 2
     assert [window.table.horizontalHeaderItem(c).text() for c in range(7)] == [
-        "Pacote", "Versão", "Título", "Situação", "Órgão", "Hash", "Problemas",
+        "Pacote",
+        "Versão",
+        "Título",
+        "Situação",
+        "Órgão",
+        "Hash",
+        "Problemas",
     ]
     assert window.cell_text(0, "Pacote") == "DF_STPCR"
     assert window.cell_text(0, "Versão") == "2024.1"
