@@ -27,7 +27,10 @@ def _library_days(
 ) -> tuple[tuple[dt.date, str], ...]:
     categories = ("public", "optional") if optional else ("public",)
     table = holidays.country_holidays(
-        country, subdiv=subdivision or None, years=years, language="pt_BR",
+        country,
+        subdiv=subdivision or None,
+        years=years,
+        language="pt_BR",
         categories=categories,
     )
     return tuple(sorted((day, str(name)) for day, name in table.items()))

@@ -60,8 +60,13 @@ def _cmd_packs_validate(args: argparse.Namespace) -> int:
 def _cmd_packs_list(args: argparse.Namespace) -> int:
     rows = [
         {
-            "id": p.id, "version": p.version, "title": p.title, "status": p.status,
-            "organ": p.organ, "content_hash": p.content_hash, "problems": p.problems,
+            "id": p.id,
+            "version": p.version,
+            "title": p.title,
+            "status": p.status,
+            "organ": p.organ,
+            "content_hash": p.content_hash,
+            "problems": p.problems,
         }
         for p in list_packs(Path(args.dir) if args.dir else None)
     ]
@@ -77,7 +82,9 @@ def _read_case(source: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CaseError("case", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise CaseError(
+            "case", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
 
 
 def _cmd_rules_evaluate(args: argparse.Namespace) -> int:
@@ -98,9 +105,13 @@ def _cmd_rules_catalogue(args: argparse.Namespace) -> int:
     _print_json(
         [
             {
-                "rule_id": r.id, "article": r.article, "group": r.group,
-                "description": r.description, "selectable": r.selectable,
-                "penalty": r.penalty, "analogy": r.analogy,
+                "rule_id": r.id,
+                "article": r.article,
+                "group": r.group,
+                "description": r.description,
+                "selectable": r.selectable,
+                "penalty": r.penalty,
+                "analogy": r.analogy,
             }
             for r in pack.rules.values()
         ]

@@ -131,7 +131,7 @@ class _Reader:
 
     def decimal(self, value: object, key: str) -> Decimal:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            self.problem(key, f"expected a decimal string like \"5.50\", got {value!r}")
+            self.problem(key, f'expected a decimal string like "5.50", got {value!r}')
             return Decimal(0)
         try:
             return Decimal(str(value))
@@ -149,7 +149,9 @@ class _Reader:
         return value
 
 
-def _tables(reader: _Reader, data: Mapping[str, Any], key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _tables(
+    reader: _Reader, data: Mapping[str, Any], key: str
+) -> Iterator[tuple[int, dict[str, Any]]]:
     rows = data.get(key, [])
     if not isinstance(rows, list):
         reader.problem(key, "expected an array of tables")
@@ -240,7 +242,10 @@ def _parse_groups(r: _Reader, data: Mapping[str, Any]) -> dict[str, model.Group]
             continue
         fine_raw = r.get(row, "fine", dict, where, {})
         kind = r.choice(
-            fine_raw, "kind", f"{where}.fine", ("tariff_multiple", "minimum_wage_percent", "none"),
+            fine_raw,
+            "kind",
+            f"{where}.fine",
+            ("tariff_multiple", "minimum_wage_percent", "none"),
             "none",
         )
         factor_key = {"tariff_multiple": "multiplier", "minimum_wage_percent": "percent"}.get(kind)
@@ -327,7 +332,9 @@ def _parse_checklist(
     sections = []
     for i, row in _tables(r, data, "sections"):
         where = f"sections[{i}]"
-        sections.append(model.Section(id=r.text(row, "id", where), label=r.text(row, "label", where)))
+        sections.append(
+            model.Section(id=r.text(row, "id", where), label=r.text(row, "label", where))
+        )
     items: dict[str, model.ChecklistItem] = {}
     for i, row in _tables(r, data, "items"):
         iid = r.text(row, "id", f"items[{i}]")
@@ -519,17 +526,24 @@ def _check_references(p: model.Pack, problems: list[Problem]) -> None:
     for gid, group in p.groups.items():
         param_ref("infractions.toml", f"groups.{gid}.points_parameter", group.points_parameter)
         if group.fine.kind == "tariff_multiple" and "tariff_brl" not in p.tables:
-            bad("infractions.toml", f"groups.{gid}.fine", "needs [[tables.tariff_brl]] in parameters.toml")
+            bad(
+                "infractions.toml",
+                f"groups.{gid}.fine",
+                "needs [[tables.tariff_brl]] in parameters.toml",
+            )
         if group.fine.kind == "minimum_wage_percent" and "minimum_wage_brl" not in p.tables:
             bad(
-                "infractions.toml", f"groups.{gid}.fine",
+                "infractions.toml",
+                f"groups.{gid}.fine",
                 "needs [[tables.minimum_wage_brl]] in parameters.toml",
             )
     for rid, rule in p.rules.items():
         where = f"rules[{rid}]"
         if rule.penalty == model.PENALTY_DEFAULT:
             if rule.group is None:
-                bad("infractions.toml", f"{where}.group", "missing (required for penalty 'default')")
+                bad(
+                    "infractions.toml", f"{where}.group", "missing (required for penalty 'default')"
+                )
             elif rule.group not in p.groups:
                 bad("infractions.toml", f"{where}.group", f"unknown group {rule.group!r}")
         elif rule.group is not None and rule.group not in p.groups:
@@ -539,7 +553,11 @@ def _check_references(p: model.Pack, problems: list[Problem]) -> None:
         for i, name in enumerate(rule.parameters):
             param_ref("infractions.toml", f"{where}.parameters[{i}]", name)
         if rule.withdrawal != "none" and p.measure.kind != "retirada":
-            bad("infractions.toml", f"{where}.withdrawal", "withdrawal needs measure kind 'retirada'")
+            bad(
+                "infractions.toml",
+                f"{where}.withdrawal",
+                "withdrawal needs measure kind 'retirada'",
+            )
     section_ids = {s.id for s in p.sections}
     for iid, item in p.items.items():
         where = f"items[{iid}]"
@@ -569,8 +587,11 @@ def _check_references(p: model.Pack, problems: list[Problem]) -> None:
     for d in p.deadlines:
         rule_refs("deadlines.toml", f"deadlines[{d.kind}].when_rules", d.when_rules)
         param_ref("deadlines.toml", f"deadlines[{d.kind}].parameter", d.parameter or None)
-    param_ref("calendar.toml", "calendar.include_optional_parameter",
-              p.calendar.include_optional_parameter)
+    param_ref(
+        "calendar.toml",
+        "calendar.include_optional_parameter",
+        p.calendar.include_optional_parameter,
+    )
 
 
 def load_pack(pack_dir: Path) -> model.Pack:
@@ -668,23 +689,35 @@ def list_packs(root: Path | None = None) -> list[PackListing]:
     return [_listing_from(d, load_pack) for d in pack_dirs(root)]
 
 
-_cache: dict[Path, tuple[str, model.Pack]] = {}
+_cache: dict[Path, tuple[tuple[tuple[int, int], ...], model.Pack]] = {}
+
+
+def _stamp(pack_dir: Path) -> tuple[tuple[int, int], ...]:
+    """Cheap change detector (mtime, size per file); the content hash is taken at load."""
+    out = []
+    for name in PACK_FILES:
+        try:
+            st = (pack_dir / name).stat()
+            out.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((-1, -1))
+    return tuple(out)
 
 
 def get_pack(pack_id: str, root: Path | None = None) -> model.Pack:
-    """The pack with this id from ``root`` (default ``forms/``); cached by content hash.
+    """The pack with this id from ``root`` (default ``forms/``), reloaded when a file changes.
 
     Raises ``KeyError`` for an unknown id and :class:`PackError` for a broken pack.
     """
     base = Path(root) if root is not None else forms_dir()
     d = (base / pack_id).resolve()
     if not pack_id or "/" in pack_id or "\\" in pack_id or not (d / "pack.toml").exists():
-        known = ", ".join(x.name for x in pack_dirs(base)) or "none"
-        raise KeyError(f"unknown pack {pack_id!r} (known: {known})")
-    digest = content_hash(d)
+        known = ", ".join(x.name for x in pack_dirs(base)) if base.is_dir() else "none"
+        raise KeyError(f"unknown pack {pack_id!r} (known: {known or 'none'})")
+    stamp = _stamp(d)
     hit = _cache.get(d)
-    if hit and hit[0] == digest:
+    if hit and hit[0] == stamp:
         return hit[1]
     p = load_pack(d)
-    _cache[d] = (digest, p)
+    _cache[d] = (stamp, p)
     return p

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from inspector_app.domain.identity import IdentityError, Plate, check_cnh, normalize_cpf, parse_plate
+from inspector_app.domain.identity import (
+    IdentityError,
+    Plate,
+    check_cnh,
+    normalize_cpf,
+    parse_plate,
+)
 from inspector_app.domain.pack import LOCATION_TYPES
 
 ANSWER_RESULTS = {
@@ -174,7 +180,7 @@ def parse_datetime(value: object, where: str) -> dt.datetime:
 
 def parse_money(value: object, where: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (str, int, Decimal)):
-        raise CaseError(where, f"expected an amount as a string like \"5.50\", got {value!r}")
+        raise CaseError(where, f'expected an amount as a string like "5.50", got {value!r}')
     try:
         amount = Decimal(str(value))
     except InvalidOperation:
@@ -304,7 +310,9 @@ def parse_case(data: object) -> Case:
     occurred = parse_datetime(root.get("occurred_at"), "occurred_at")
     location = root.get("location_type")
     if location not in LOCATION_TYPES:
-        raise CaseError("location_type", f"must be one of {', '.join(LOCATION_TYPES)}; got {location!r}")
+        raise CaseError(
+            "location_type", f"must be one of {', '.join(LOCATION_TYPES)}; got {location!r}"
+        )
     infractions = root.get("infractions", [])
     if not isinstance(infractions, list) or not all(isinstance(r, str) for r in infractions):
         raise CaseError("infractions", "expected a list of rule IDs")
@@ -313,8 +321,9 @@ def parse_case(data: object) -> Case:
         types = FACT_TYPES.get(name)
         if types is None:
             raise CaseError(f"facts.{name}", f"unknown fact (known: {', '.join(FACT_TYPES)})")
-        if value is not None and (isinstance(value, bool) and bool not in types
-                                  or not isinstance(value, types)):
+        if value is not None and (
+            (isinstance(value, bool) and bool not in types) or not isinstance(value, types)
+        ):
             raise CaseError(f"facts.{name}", f"expected {types[0].__name__}, got {value!r}")
     if "age_replacement_notified_on" in facts and facts["age_replacement_notified_on"] is not None:
         facts["age_replacement_notified_on"] = parse_date(
@@ -329,7 +338,9 @@ def parse_case(data: object) -> Case:
     history = _history(root.get("history"))
     for h in history:
         if h.date > occurred.date():
-            raise CaseError("history", f"entry dated {h.date} is after the fact ({occurred.date()})")
+            raise CaseError(
+                "history", f"entry dated {h.date} is after the fact ({occurred.date()})"
+            )
     return Case(
         pack_id=pack_id,
         occurred_at=occurred,

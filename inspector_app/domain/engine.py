@@ -152,8 +152,12 @@ class MeasureOutcome:
 
     def as_json(self) -> dict[str, object]:
         def g(x: Ground) -> dict[str, object]:
-            return {"id": x.id, "citation": x.citation, "description": x.description,
-                    "sources": list(x.sources)}
+            return {
+                "id": x.id,
+                "citation": x.citation,
+                "description": x.description,
+                "sources": list(x.sources),
+            }
 
         return {
             "kind": self.kind,
@@ -358,10 +362,16 @@ def _is_night(ctx: _Context) -> bool:
     night = ctx.case.fact("night")
     if isinstance(night, bool):
         return night
-    start = ctx.int_param("withdrawal.night_start_hour") if (
-        "withdrawal.night_start_hour" in ctx.pack.parameters) else None
-    end = ctx.int_param("withdrawal.night_end_hour") if (
-        "withdrawal.night_end_hour" in ctx.pack.parameters) else None
+    start = (
+        ctx.int_param("withdrawal.night_start_hour")
+        if ("withdrawal.night_start_hour" in ctx.pack.parameters)
+        else None
+    )
+    end = (
+        ctx.int_param("withdrawal.night_end_hour")
+        if ("withdrawal.night_end_hour" in ctx.pack.parameters)
+        else None
+    )
     if start is None or end is None:
         return False
     hour = ctx.case.occurred_at.hour
@@ -434,8 +444,12 @@ def _vehicle_checks(
         values = [ctx.param(name) for name in check.parameters]
         failed: str | None = None
         if any(val is None for val in values):
-            names = ", ".join(n for n, val in zip(check.parameters, values, strict=True) if val is None)
-            ctx.warn(f"Verificação '{check.id}' não executada: parâmetro não configurado ({names}).")
+            names = ", ".join(
+                n for n, val in zip(check.parameters, values, strict=True) if val is None
+            )
+            ctx.warn(
+                f"Verificação '{check.id}' não executada: parâmetro não configurado ({names})."
+            )
             continue
         if check.kind in ("max_age_chassis", "max_age_body"):
             year = v.chassis_year if check.kind == "max_age_chassis" else v.body_year
@@ -470,8 +484,7 @@ def _vehicle_checks(
             counted = case.fact("passengers_counted")
             if isinstance(counted, int) and v.seats is not None and counted > v.seats:
                 failed = (
-                    f"{counted} passageiros contados para {v.seats} lugares do CRLV "
-                    f"({check.basis})"
+                    f"{counted} passageiros contados para {v.seats} lugares do CRLV ({check.basis})"
                 )
         if failed is None:
             continue
@@ -529,12 +542,12 @@ def _fine_base(ctx: _Context, group: Group, used: list[Assumption]) -> tuple[Dec
         return value, f"{what} = {format_brl(value)} informado no caso"
     row = ctx.pack.dated_value(table, on)
     if row is None:
-        ctx.warn(
-            f"Sem valor de {table} vigente em {on.isoformat()} no pacote: multa não estimada."
-        )
+        ctx.warn(f"Sem valor de {table} vigente em {on.isoformat()} no pacote: multa não estimada.")
         return None, ""
     if row.assumption:
-        a = Assumption(f"tables.{table}", "", row.note or f"valor de referência presumido ({table})")
+        a = Assumption(
+            f"tables.{table}", "", row.note or f"valor de referência presumido ({table})"
+        )
         ctx.all_assumptions.setdefault(a.parameter, a)
         if a not in used:
             used.append(a)
@@ -560,7 +573,11 @@ def _penalize(ctx: _Context, proposed: _Proposed) -> InfractionOutcome:
     if rule.penalty == PENALTY_BY_AUTHORITY:
         ctx.warn(f"{rule.id}: penalidade e valor definidos pela autoridade ({rule.citation}).")
         return result.build(
-            PENALTY_BY_AUTHORITY, None, "definida pela autoridade competente", 0, False,
+            PENALTY_BY_AUTHORITY,
+            None,
+            "definida pela autoridade competente",
+            0,
+            False,
             _primario(ctx, rule, used),
         )
     assert rule.group is not None
@@ -584,16 +601,30 @@ class _Result:
         return self.proposed.rule
 
     def build(
-        self, penalty: str, fine: Decimal | None, reference: str, points: int,
-        reincidence: bool, primario: bool,
+        self,
+        penalty: str,
+        fine: Decimal | None,
+        reference: str,
+        points: int,
+        reincidence: bool,
+        primario: bool,
     ) -> InfractionOutcome:
         rule = self.rule
         return InfractionOutcome(
-            rule_id=rule.id, article=rule.article, description=rule.description,
-            group=rule.group, penalty=penalty, fine_brl=fine, fine_reference=reference,
-            points=points, reincidence=reincidence, primario=primario,
-            basis=tuple(self.basis), assumptions=tuple(self.used),
-            sources=tuple(self.proposed.sources), analogy=rule.analogy,
+            rule_id=rule.id,
+            article=rule.article,
+            description=rule.description,
+            group=rule.group,
+            penalty=penalty,
+            fine_brl=fine,
+            fine_reference=reference,
+            points=points,
+            reincidence=reincidence,
+            primario=primario,
+            basis=tuple(self.basis),
+            assumptions=tuple(self.used),
+            sources=tuple(self.proposed.sources),
+            analogy=rule.analogy,
         )
 
 
@@ -621,8 +652,12 @@ def _penalize_df(ctx: _Context, group: Group, result: _Result) -> InfractionOutc
         if ctx.param("points.on_advertencia", used) is False:
             points = 0
         return result.build(
-            PENALTY_ADVERTENCIA, Decimal("0.00"), "advertência por escrito (sem multa)",
-            points, reincidence, primario,
+            PENALTY_ADVERTENCIA,
+            Decimal("0.00"),
+            "advertência por escrito (sem multa)",
+            points,
+            reincidence,
+            primario,
         )
     base, how = _fine_base(ctx, group, used)
     fine: Decimal | None = None
@@ -653,8 +688,12 @@ def _penalize_jf(ctx: _Context, group: Group, result: _Result) -> InfractionOutc
     if group.warning_if_primario and first_is_warning and primario:
         basis.append("Decreto 1.235/1972, art. 47 (advertência contra-recibo)")
         return result.build(
-            PENALTY_ADVERTENCIA, Decimal("0.00"),
-            "advertência por escrito, contra-recibo (sem multa)", 0, False, True,
+            PENALTY_ADVERTENCIA,
+            Decimal("0.00"),
+            "advertência por escrito, contra-recibo (sem multa)",
+            0,
+            False,
+            True,
         )
     counts_warning = ctx.param("reincidence.counts_warning", used) is True
     k = n_prior if (counts_warning or not first_is_warning) else max(n_prior - 1, 0)
@@ -698,7 +737,11 @@ def _retention(ctx: _Context, col: _Collected) -> MeasureOutcome:
     measure = pack.measure
     if measure.kind != "retencao":
         return MeasureOutcome(
-            kind="retencao", required=False, grounds=(), possible_grounds=(), allowed_here=None,
+            kind="retencao",
+            required=False,
+            grounds=(),
+            possible_grounds=(),
+            allowed_here=None,
             location_type=case.location_type,
             reason=f"O regime {pack.id} não prevê retenção; ver retirada de circulação.",
             basis=(),
@@ -713,8 +756,12 @@ def _retention(ctx: _Context, col: _Collected) -> MeasureOutcome:
             continue
         grounds.append(g)
     chosen = {g.id for g in grounds}
-    possible = [g for g in _grounds(ctx, col.possible) if g.id not in chosen and not (
-        pack.measure.grounds[g.id].only_start_of_operation and not case.start_of_operation)]
+    possible = [
+        g
+        for g in _grounds(ctx, col.possible)
+        if g.id not in chosen
+        and not (pack.measure.grounds[g.id].only_start_of_operation and not case.start_of_operation)
+    ]
     required = bool(grounds)
     allowed_here: bool | None = None
     reason = "Nenhum fundamento de retenção."
@@ -745,9 +792,14 @@ def _retention(ctx: _Context, col: _Collected) -> MeasureOutcome:
     if any(g.analogy for g in pack.measure.grounds.values()) and (required or possible):
         basis.append("fundamentos do art. 37 do Decreto 15.154/1993 aplicados por analogia")
     return MeasureOutcome(
-        kind="retencao", required=required, grounds=tuple(grounds),
-        possible_grounds=tuple(possible), allowed_here=allowed_here,
-        location_type=case.location_type, reason=reason, basis=tuple(b for b in basis if b),
+        kind="retencao",
+        required=required,
+        grounds=tuple(grounds),
+        possible_grounds=tuple(possible),
+        allowed_here=allowed_here,
+        location_type=case.location_type,
+        reason=reason,
+        basis=tuple(b for b in basis if b),
     )
 
 
@@ -768,8 +820,13 @@ def _withdrawal(ctx: _Context, col: _Collected) -> MeasureOutcome | None:
     else:
         reason = "Nenhuma falha que justifique retirada de circulação."
     return MeasureOutcome(
-        kind="retirada", required=bool(pre), grounds=grounds, possible_grounds=possible,
-        allowed_here=True, location_type=ctx.case.location_type, reason=reason,
+        kind="retirada",
+        required=bool(pre),
+        grounds=grounds,
+        possible_grounds=possible,
+        allowed_here=True,
+        location_type=ctx.case.location_type,
+        reason=reason,
         basis=(measure.basis,),
     )
 
@@ -796,10 +853,14 @@ def _cassacao(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> Cass
     if pack.meta.penalty_regime == "JF1235":
         for inf in infractions:
             if inf.penalty == PENALTY_CASSACAO_REGISTRO:
-                grounds.append(CassacaoGround(
-                    inf.rule_id, f"{inf.description}: cassação do registro do profissional",
-                    False, pack.rules[inf.rule_id].citation,
-                ))
+                grounds.append(
+                    CassacaoGround(
+                        inf.rule_id,
+                        f"{inf.description}: cassação do registro do profissional",
+                        False,
+                        pack.rules[inf.rule_id].citation,
+                    )
+                )
         return CassacaoOutcome(bool(grounds), "registro_profissional", tuple(grounds), note)
     on = case.date
     live = [h for h in case.history if h.status != "cancelled"]
@@ -815,36 +876,48 @@ def _cassacao(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> Cass
             upheld_pts = sum(_history_points(ctx, h) for h in inside if h.status == "upheld")
             pending_pts = sum(_history_points(ctx, h) for h in inside if h.status == "pending")
             total = today_points + upheld_pts + pending_pts
-            if total >= threshold and (pending_policy != "ignore" or
-                                       today_points + upheld_pts >= threshold):
+            if total >= threshold and (
+                pending_policy != "ignore" or today_points + upheld_pts >= threshold
+            ):
                 provisional = today_points + upheld_pts < threshold
-                grounds.append(CassacaoGround(
-                    "DF15154.39.I",
-                    f"{total} pontos em {months} meses (limite {threshold})"
-                    + (" – inclui autos pendentes" if provisional else ""),
-                    provisional, "Decreto 15.154/1993, art. 39, I",
-                ))
+                grounds.append(
+                    CassacaoGround(
+                        "DF15154.39.I",
+                        f"{total} pontos em {months} meses (limite {threshold})"
+                        + (" – inclui autos pendentes" if provisional else ""),
+                        provisional,
+                        "Decreto 15.154/1993, art. 39, I",
+                    )
+                )
                 break
     drunk_rule = ctx.param("cassacao.drunkenness_rule")
     if any(i.rule_id == drunk_rule for i in infractions):
         needed = ctx.int_param("cassacao.drunkenness_autos") or 2
         before = sum(1 for h in case.history if h.rule_id == drunk_rule and h.status == "upheld")
         if before + 1 >= needed:
-            grounds.append(CassacaoGround(
-                "DF15154.39.II", f"{before + 1}ª autuação por embriaguez/drogas ({drunk_rule})",
-                False, "Decreto 15.154/1993, art. 39, II",
-            ))
+            grounds.append(
+                CassacaoGround(
+                    "DF15154.39.II",
+                    f"{before + 1}ª autuação por embriaguez/drogas ({drunk_rule})",
+                    False,
+                    "Decreto 15.154/1993, art. 39, II",
+                )
+            )
     notified = case.fact("age_replacement_notified_on")
     age_rules = {r for c in pack.checks if c.kind == "max_age_chassis" for r in c.fail}
     if isinstance(notified, dt.date) and any(i.rule_id in age_rules for i in infractions):
         days = ctx.int_param("cassacao.age_replacement_days") or 30
         limit = notified + dt.timedelta(days=days)
         if on > limit:
-            grounds.append(CassacaoGround(
-                "DF15154.39.III",
-                f"veículo acima da idade-limite não substituído em {days} dias da notificação "
-                f"de {notified.isoformat()}", False, "Decreto 15.154/1993, art. 39, III",
-            ))
+            grounds.append(
+                CassacaoGround(
+                    "DF15154.39.III",
+                    f"veículo acima da idade-limite não substituído em {days} dias da notificação "
+                    f"de {notified.isoformat()}",
+                    False,
+                    "Decreto 15.154/1993, art. 39, III",
+                )
+            )
     return CassacaoOutcome(bool(grounds), "permissao", tuple(grounds), note)
 
 
@@ -884,9 +957,11 @@ def _deadlines(
             target = now
         else:
             due, target = None, later
-        target.append(DeadlineOutcome(
-            d.kind, d.label, due, d.days, unit, d.trigger, d.body, d.basis, tuple(used)
-        ))
+        target.append(
+            DeadlineOutcome(
+                d.kind, d.label, due, d.days, unit, d.trigger, d.body, d.basis, tuple(used)
+            )
+        )
     return tuple(now), tuple(later)
 
 
@@ -902,10 +977,14 @@ def evaluate(pack: Pack, case: Case, cal: BusinessCalendar) -> Outcome:
         )
     for i, h in enumerate(case.history):
         if h.rule_id not in pack.rules:
-            raise CaseError(f"history[{i}].rule_id", f"unknown rule {h.rule_id!r} in pack {pack.id}")
+            raise CaseError(
+                f"history[{i}].rule_id", f"unknown rule {h.rule_id!r} in pack {pack.id}"
+            )
     ctx = _Context(pack, case)
     if pack.meta.status == "historical":
-        ctx.warn(f"Pacote {pack.id} é histórico (norma revogada): uso para treinamento/demonstração.")
+        ctx.warn(
+            f"Pacote {pack.id} é histórico (norma revogada): uso para treinamento/demonstração."
+        )
     if case.driver.cnh_valid is False and not case.driver.cnh_override_reason:
         ctx.warn(case.driver.cnh_message or "CNH com dígito verificador inválido.")
     collected = _collect(ctx)

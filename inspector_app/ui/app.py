@@ -6,13 +6,21 @@ Caveat: on Linux Qt aborts the process (SIGABRT, no message) when it finds no di
 
 from __future__ import annotations
 
+import ctypes
 import os
+import re
 import sys
+from pathlib import Path
 
 NO_DISPLAY_MESSAGE = (
     "No display found: set DISPLAY (e.g. run under xvfb-run) or QT_QPA_PLATFORM=offscreen."
 )
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+# What Qt's X11 (xcb) platform plugin needs from Debian/Ubuntu beyond the offscreen set.
+XCB_PACKAGES = (
+    "libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 "
+    "libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0"
+)
 
 
 def has_display(environ: dict[str, str] | None = None, platform: str | None = None) -> bool:
@@ -24,11 +32,55 @@ def has_display(environ: dict[str, str] | None = None, platform: str | None = No
     return any(environ.get(name) for name in DISPLAY_VARIABLES)
 
 
+def uses_xcb(environ: dict[str, str] | None = None, platform: str | None = None) -> bool:
+    """Whether Qt will pick its X11 (xcb) platform plugin."""
+    environ = dict(os.environ) if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if not platform.startswith("linux"):
+        return False
+    chosen = environ.get("QT_QPA_PLATFORM", "")
+    if chosen:
+        return chosen.split(";")[0].split(":")[0] == "xcb"
+    return bool(environ.get("DISPLAY")) and not environ.get("WAYLAND_DISPLAY")
+
+
+def missing_xcb_libraries(plugin: Path) -> list[str]:
+    """System libraries Qt's xcb plugin cannot find; empty when it will load.
+
+    Caveat: the dynamic loader names only the first missing dependency of the plugin.
+    libxcb-cursor is loaded by Qt at run time, so it is looked up separately.
+    """
+    missing = []
+    try:
+        ctypes.CDLL(str(plugin))
+    except OSError as exc:
+        found = re.search(r"([\w.+-]+\.so[\w.]*): cannot open shared object", str(exc))
+        missing.append(found.group(1) if found else str(exc))
+    try:
+        ctypes.CDLL("libxcb-cursor.so.0")
+    except OSError:
+        missing.append("libxcb-cursor.so.0")
+    return missing
+
+
 def run(argv: list[str] | None = None) -> int:
     """Open the main window and run the event loop; the exit status is the return value."""
     if not has_display():
         print(NO_DISPLAY_MESSAGE, file=sys.stderr)
         return 2
+    if uses_xcb():
+        # Qt aborts when the xcb plugin cannot load; say which libraries are missing instead.
+        import PySide6
+
+        plugin = Path(PySide6.__file__).parent / "Qt/plugins/platforms/libqxcb.so"
+        missing = missing_xcb_libraries(plugin) if plugin.exists() else []
+        if missing:
+            print(
+                f"Qt cannot open the X11 display: missing {', '.join(missing)}. "
+                f"On Debian/Ubuntu: apt-get install {XCB_PACKAGES}",
+                file=sys.stderr,
+            )
+            return 2
 
     from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
     from PySide6.QtWidgets import QApplication
@@ -46,9 +98,9 @@ def run(argv: list[str] | None = None) -> int:
         QLocale(), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
     ):
         app.installTranslator(translator)
-    font = app.font()
+    font = QApplication.font()
     font.setPointSize(BASE_POINT_SIZE)
-    app.setFont(font)
+    QApplication.setFont(font)
 
     window = PacksWindow(list_packs())
     window.show()

@@ -35,13 +35,25 @@ TOUCH_TARGET_PX = 44
 class PackListing(Protocol):
     """What the window needs from each entry of ``inspector_app.packs.list_packs()``."""
 
-    id: str
-    version: str
-    title: str
-    status: str
-    organ: str
-    content_hash: str
-    problems: list[str]
+    @property
+    def id(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def status(self) -> str:
+        """``"in_force"`` or ``"historical"``."""
+        ...
+
+    @property
+    def organ(self) -> str: ...
+    @property
+    def content_hash(self) -> str: ...
+    @property
+    def problems(self) -> Sequence[str]:
+        """Empty when the pack loaded cleanly."""
+        ...
 
 
 def describe_status(status: str) -> str:
@@ -100,7 +112,7 @@ class PacksWindow(QMainWindow):
         self.close_button.setAutoDefault(True)
         self.close_button.clicked.connect(self.close)
         # Ctrl+Q and Esc (keyPressEvent) close too, so the window works without a mouse.
-        QShortcut(QKeySequence("Ctrl+Q"), self, activated=self.close)
+        QShortcut(QKeySequence("Ctrl+Q"), self).activated.connect(self.close)
 
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -142,17 +154,18 @@ class PacksWindow(QMainWindow):
                 listing.content_hash[:HASH_CHARS],
                 problems,
             )
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                self.table.setItem(row, column, item)
-            hash_item = self.table.item(row, COLUMNS.index("Hash"))
+            items = [QTableWidgetItem(text) for text in cells]
+            hash_item = items[COLUMNS.index("Hash")]
             hash_item.setFont(mono)
             hash_item.setToolTip(listing.content_hash)
             if listing.problems:
-                problems_item = self.table.item(row, COLUMNS.index("Problemas"))
+                problems_item = items[COLUMNS.index("Problemas")]
                 problems_item.setToolTip(problems)
                 problems_item.setForeground(Qt.GlobalColor.darkRed)
+            for column, item in enumerate(items):
+                self.table.setItem(row, column, item)
 
     def cell_text(self, row: int, column: str) -> str:
         """Text shown in ``row`` under the header ``column`` (for tests and accessibility)."""
-        return self.table.item(row, COLUMNS.index(column)).text()
+        item = self.table.item(row, COLUMNS.index(column))
+        return item.text() if item is not None else ""

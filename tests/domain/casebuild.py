@@ -14,8 +14,13 @@ BASE_CASES: dict[str, dict[str, Any]] = {
         "pack": "DF_STPCR",
         "occurred_at": "2026-04-14T10:30:00-03:00",
         "location_type": "terminal",
-        "vehicle": {"plate": "JKL1A23", "chassis_year": 2022, "body_year": 2022, "seats": 28,
-                    "doors": 2},
+        "vehicle": {
+            "plate": "JKL1A23",
+            "chassis_year": 2022,
+            "body_year": 2022,
+            "seats": 28,
+            "doors": 2,
+        },
         "driver": {"cpf": "16944060167", "registered": True},
         "parameters": {"tariff_brl": "6.00"},
     },
@@ -23,8 +28,13 @@ BASE_CASES: dict[str, dict[str, Any]] = {
         "pack": "DF_STPA",
         "occurred_at": "2026-04-14T10:30:00-03:00",
         "location_type": "ponto_controle",
-        "vehicle": {"plate": "JKL-1234", "chassis_year": 2022, "body_year": 2022, "seats": 14,
-                    "doors": 4},
+        "vehicle": {
+            "plate": "JKL-1234",
+            "chassis_year": 2022,
+            "body_year": 2022,
+            "seats": 14,
+            "doors": 4,
+        },
         "driver": {"cpf": "41840660546", "registered": True},
         "parameters": {"tariff_brl": "6.00"},
     },
@@ -32,8 +42,13 @@ BASE_CASES: dict[str, dict[str, Any]] = {
         "pack": "JF_1972",
         "occurred_at": "2026-04-14T10:30:00-03:00",
         "location_type": "terminal",
-        "vehicle": {"plate": "HMG4F67", "chassis_year": 2020, "body_year": 2020, "seats": 40,
-                    "doors": 2},
+        "vehicle": {
+            "plate": "HMG4F67",
+            "chassis_year": 2020,
+            "body_year": 2020,
+            "seats": 40,
+            "doors": 2,
+        },
         "driver": {"cpf": "16944060167"},
         "parameters": {"minimum_wage_brl": "1000.00"},
     },
@@ -61,6 +76,4 @@ def infraction(outcome: Outcome, rule_id: str) -> Any:
     for inf in outcome.infractions:
         if inf.rule_id == rule_id:
             return inf
-    raise AssertionError(
-        f"{rule_id} not in outcome: {[i.rule_id for i in outcome.infractions]}"
-    )
+    raise AssertionError(f"{rule_id} not in outcome: {[i.rule_id for i in outcome.infractions]}")

@@ -26,35 +26,96 @@ D = dt.date
 @pytest.mark.parametrize(
     ("pack", "occurred_at", "changes", "kind", "due", "cite"),
     [
-        ("DF_STPCR", "2026-04-14T10:30:00-03:00", {}, "defesa", "2026-04-29",
-         "Dec. 15.154 art. 40 I: 10 dias úteis; 21/04 Tiradentes + Fundação de Brasília"),
-        ("DF_STPCR", "2026-02-11T09:00:00-03:00", {}, "defesa", "2026-03-02",
-         "art. 40 I: Carnaval 16–17/02 and Cinzas 18/02 are pontos facultativos (closed)"),
-        ("DF_STPCR", "2026-11-20T09:00:00-03:00", {}, "defesa", "2026-12-07",
-         "art. 40 I: 20/11 counts from the next day; 30/11 Dia do Evangélico (DF)"),
-        ("DF_STPA", "2026-04-14T10:30:00-03:00", {}, "defesa", "2026-04-29",
-         "STPA by analogy: art. 40 I"),
-        ("JF_1972", "2026-06-01T09:00:00-03:00", {}, "defesa", "2026-06-09",
-         "JF art. 48 §2: 5 dias úteis; 04/06 Corpus Christi (JF municipal)"),
-        ("JF_1972", "2026-06-08T09:00:00-03:00", {}, "defesa", "2026-06-15",
-         "JF art. 48 §2: 13/06 Santo Antônio falls on a Saturday, changes nothing"),
-        ("JF_1972", "2025-06-10T09:00:00-03:00", {}, "defesa", "2025-06-18",
-         "JF art. 48 §2: 13/06/2025 Santo Antônio (Friday) is not a business day"),
-        ("DF_STPCR", "2026-04-14T10:30:00-03:00", {"vehicle": {"chassis_year": 2016}},
-         "substituicao_veiculo", "2026-05-14",
-         "art. 39 III: 30 days (calendar, Lei 9.784 art. 66 §2) to replace an over-age vehicle"),
-        ("DF_STPCR", "2026-03-09T10:30:00-03:00", {"vehicle": {"chassis_year": 2016}},
-         "substituicao_veiculo", "2026-04-08",
-         "art. 39 III: 30 calendar days"),
-        ("DF_STPCR", "2026-03-22T10:30:00-03:00", {"vehicle": {"chassis_year": 2016}},
-         "substituicao_veiculo", "2026-04-22",
-         "art. 39 III: ends on 21/04 holiday → next business day 22/04 (art. 66 §1)"),
+        (
+            "DF_STPCR",
+            "2026-04-14T10:30:00-03:00",
+            {},
+            "defesa",
+            "2026-04-29",
+            "Dec. 15.154 art. 40 I: 10 dias úteis; 21/04 Tiradentes + Fundação de Brasília",
+        ),
+        (
+            "DF_STPCR",
+            "2026-02-11T09:00:00-03:00",
+            {},
+            "defesa",
+            "2026-03-02",
+            "art. 40 I: Carnaval 16–17/02 and Cinzas 18/02 are pontos facultativos (closed)",
+        ),
+        (
+            "DF_STPCR",
+            "2026-11-20T09:00:00-03:00",
+            {},
+            "defesa",
+            "2026-12-07",
+            "art. 40 I: 20/11 counts from the next day; 30/11 Dia do Evangélico (DF)",
+        ),
+        (
+            "DF_STPA",
+            "2026-04-14T10:30:00-03:00",
+            {},
+            "defesa",
+            "2026-04-29",
+            "STPA by analogy: art. 40 I",
+        ),
+        (
+            "JF_1972",
+            "2026-06-01T09:00:00-03:00",
+            {},
+            "defesa",
+            "2026-06-09",
+            "JF art. 48 §2: 5 dias úteis; 04/06 Corpus Christi (JF municipal)",
+        ),
+        (
+            "JF_1972",
+            "2026-06-08T09:00:00-03:00",
+            {},
+            "defesa",
+            "2026-06-15",
+            "JF art. 48 §2: 13/06 Santo Antônio falls on a Saturday, changes nothing",
+        ),
+        (
+            "JF_1972",
+            "2025-06-10T09:00:00-03:00",
+            {},
+            "defesa",
+            "2025-06-18",
+            "JF art. 48 §2: 13/06/2025 Santo Antônio (Friday) is not a business day",
+        ),
+        (
+            "DF_STPCR",
+            "2026-04-14T10:30:00-03:00",
+            {"vehicle": {"chassis_year": 2016}},
+            "substituicao_veiculo",
+            "2026-05-14",
+            "art. 39 III: 30 days (calendar, Lei 9.784 art. 66 §2) to replace an over-age vehicle",
+        ),
+        (
+            "DF_STPCR",
+            "2026-03-09T10:30:00-03:00",
+            {"vehicle": {"chassis_year": 2016}},
+            "substituicao_veiculo",
+            "2026-04-08",
+            "art. 39 III: 30 calendar days",
+        ),
+        (
+            "DF_STPCR",
+            "2026-03-22T10:30:00-03:00",
+            {"vehicle": {"chassis_year": 2016}},
+            "substituicao_veiculo",
+            "2026-04-22",
+            "art. 39 III: ends on 21/04 holiday → next business day 22/04 (art. 66 §1)",
+        ),
     ],
 )
-def test_deadline_due_dates(pack: str, occurred_at: str, changes: dict[str, object], kind: str,
-                            due: str, cite: str) -> None:
-    infractions = {"DF_STPCR": ["DF15154.29.IV"], "DF_STPA": ["DF15154.29.IV"],
-                   "JF_1972": ["JF1235.1.9"]}[pack]
+def test_deadline_due_dates(
+    pack: str, occurred_at: str, changes: dict[str, object], kind: str, due: str, cite: str
+) -> None:
+    infractions = {
+        "DF_STPCR": ["DF15154.29.IV"],
+        "DF_STPA": ["DF15154.29.IV"],
+        "JF_1972": ["JF1235.1.9"],
+    }[pack]
     out = run_case(pack, occurred_at=occurred_at, infractions=infractions, **changes)
     found = {d.kind: d for d in out.deadlines}
     assert found[kind].due == D.fromisoformat(due)
@@ -64,13 +125,17 @@ def test_deadline_due_dates(pack: str, occurred_at: str, changes: dict[str, obje
 @pytest.mark.parametrize(
     ("pack", "kinds", "cite"),
     [
-        ("DF_STPCR", {"recurso", "recurso_cassacao", "pagamento", "divida_ativa"},
-         "arts. 36, 36 §2, 40 II–III: run from later acts"),
+        (
+            "DF_STPCR",
+            {"recurso", "recurso_cassacao", "pagamento", "divida_ativa"},
+            "arts. 36, 36 §2, 40 II–III: run from later acts",
+        ),
         ("JF_1972", {"recurso"}, "art. 48 §3: runs from the decision"),
     ],
 )
-def test_deadlines_of_later_acts_are_listed_without_date(pack: str, kinds: set[str],
-                                                         cite: str) -> None:
+def test_deadlines_of_later_acts_are_listed_without_date(
+    pack: str, kinds: set[str], cite: str
+) -> None:
     rule = "JF1235.1.9" if pack == "JF_1972" else "DF15154.29.IV"
     out = run_case(pack, infractions=[rule])
     assert {d.kind for d in out.later_deadlines} == kinds
@@ -124,8 +189,9 @@ def test_calendar_deadline_on_saturday_moves_to_monday() -> None:
 
 
 dates = st.dates(min_value=D(2000, 1, 1), max_value=D(2060, 12, 31))
-holiday_sets = st.frozensets(st.dates(min_value=D(2000, 1, 1), max_value=D(2061, 6, 30)),
-                             max_size=40)
+holiday_sets = st.frozensets(
+    st.dates(min_value=D(2000, 1, 1), max_value=D(2061, 6, 30)), max_size=40
+)
 
 
 @given(start=dates, days=st.integers(1, 60), holidays=holiday_sets)
@@ -147,8 +213,9 @@ def test_calendar_deadline_is_first_business_day_on_or_after_nominal_end(
     nominal = start + dt.timedelta(days)
     due = add_calendar_days(start, days, cal)
     assert due >= nominal and cal.is_business_day(due)
-    assert all(not cal.is_business_day(nominal + dt.timedelta(n))
-               for n in range((due - nominal).days))
+    assert all(
+        not cal.is_business_day(nominal + dt.timedelta(n)) for n in range((due - nominal).days)
+    )
 
 
 @given(start=dates, months=st.integers(-24, 24))
@@ -158,10 +225,14 @@ def test_add_months_keeps_the_day_or_clamps_to_month_end(start: dt.date, months:
     assert end.day == start.day or (end.day < start.day and (end + dt.timedelta(1)).day == 1)
 
 
-@given(start=dates, days=st.integers(1, 30), unit=st.sampled_from(["business_days",
-                                                                    "calendar_days", "months"]))
-def test_due_date_is_always_a_business_day_after_the_start(start: dt.date, days: int,
-                                                           unit: str) -> None:
+@given(
+    start=dates,
+    days=st.integers(1, 30),
+    unit=st.sampled_from(["business_days", "calendar_days", "months"]),
+)
+def test_due_date_is_always_a_business_day_after_the_start(
+    start: dt.date, days: int, unit: str
+) -> None:
     cal = BusinessCalendar()
     due = due_date(start, days, unit, cal)
     assert due > start and cal.is_business_day(due)

@@ -44,8 +44,9 @@ def test_fine_is_group_multiple_of_highest_tariff_and_points_by_group(
 
 
 def test_group_a_points_are_a_presumed_rule_g1() -> None:
-    inf = infraction(run_case("DF_STPCR", infractions=["DF15154.29.XIX"], history=PRIOR_OTHER),
-                     "DF15154.29.XIX")
+    inf = infraction(
+        run_case("DF_STPCR", infractions=["DF15154.29.XIX"], history=PRIOR_OTHER), "DF15154.29.XIX"
+    )
     assert "points.group_a" in {a.parameter for a in inf.assumptions}
 
 
@@ -63,12 +64,16 @@ def test_group_b_points_are_not_presumed() -> None:
         (
             "DF15154.29.XIX",
             [{"rule_id": "DF15154.30.XIX", "date": "2025-03-01", "status": "upheld"}],
-            "advertencia", "0.00", "G10 default: only the last 12 months count",
+            "advertencia",
+            "0.00",
+            "G10 default: only the last 12 months count",
         ),
         (
             "DF15154.29.XIX",
             [{"rule_id": "DF15154.30.XIX", "date": "2026-03-01", "status": "cancelled"}],
-            "advertencia", "0.00", "cancelled autos do not count",
+            "advertencia",
+            "0.00",
+            "cancelled autos do not count",
         ),
         ("DF15154.29.IV", [], "multa", "240.00", "art. 34: advertência only for Grupo A"),
         ("DF15154.30.VI", [], "multa", "300.00", "art. 34: Grupo C is always multa"),
@@ -88,14 +93,18 @@ def test_group_a_first_offence_gets_advertencia_with_points_by_default_g12() -> 
 
 
 def test_points_on_advertencia_can_be_switched_off() -> None:
-    out = run_case("DF_STPCR", infractions=["DF15154.30.X"],
-                   parameters={"tariff_brl": "6.00", "points.on_advertencia": False})
+    out = run_case(
+        "DF_STPCR",
+        infractions=["DF15154.30.X"],
+        parameters={"tariff_brl": "6.00", "points.on_advertencia": False},
+    )
     assert infraction(out, "DF15154.30.X").points == 0
 
 
 def test_primario_policy_ever_counts_old_history() -> None:
     out = run_case(
-        "DF_STPCR", infractions=["DF15154.29.XIX"],
+        "DF_STPCR",
+        infractions=["DF15154.29.XIX"],
         history=[{"rule_id": "DF15154.30.XIX", "date": "2020-01-01", "status": "upheld"}],
         parameters={"tariff_brl": "6.00", "primario.policy": "ever"},
     )
@@ -118,7 +127,8 @@ def test_reincidence_within_12_months_doubles_points_not_fine(
     history_date: str, status: str, points: int, reincidence: bool, cite: str
 ) -> None:
     out = run_case(
-        "DF_STPCR", infractions=["DF15154.29.XIII"],
+        "DF_STPCR",
+        infractions=["DF15154.29.XIII"],
         history=[{"rule_id": "DF15154.29.XIII", "date": history_date, "status": status}],
     )
     inf = infraction(out, "DF15154.29.XIII")
@@ -128,18 +138,24 @@ def test_reincidence_within_12_months_doubles_points_not_fine(
 
 
 def test_reincidence_of_another_rule_does_not_double_points() -> None:
-    out = run_case("DF_STPCR", infractions=["DF15154.29.XIII"],
-                   history=[{"rule_id": "DF15154.29.IV", "date": "2026-01-10", "status": "upheld"}])
+    out = run_case(
+        "DF_STPCR",
+        infractions=["DF15154.29.XIII"],
+        history=[{"rule_id": "DF15154.29.IV", "date": "2026-01-10", "status": "upheld"}],
+    )
     assert infraction(out, "DF15154.29.XIII").points == 2
 
 
 def test_stpa_fine_reincidence_factor_is_configurable_g9() -> None:
     history = [{"rule_id": "DF15154.29.XIII", "date": "2026-01-10", "status": "upheld"}]
-    plain = infraction(run_case("DF_STPA", infractions=["DF15154.29.XIII"], history=history),
-                       "DF15154.29.XIII")
+    plain = infraction(
+        run_case("DF_STPA", infractions=["DF15154.29.XIII"], history=history), "DF15154.29.XIII"
+    )
     assert plain.fine_brl == Decimal("240.00")
     aggravated = run_case(
-        "DF_STPA", infractions=["DF15154.29.XIII"], history=history,
+        "DF_STPA",
+        infractions=["DF15154.29.XIII"],
+        history=history,
         parameters={"tariff_brl": "6.00", "fine.reincidence_factor": "1.5"},
     )
     assert infraction(aggravated, "DF15154.29.XIII").fine_brl == Decimal("360.00")
@@ -163,18 +179,25 @@ def test_fine_without_case_tariff_uses_pack_table_and_says_it_is_presumed() -> N
         ({"vehicle": {"chassis_year": 2017}}, "DF15154.37.III", "art. 37 III: over age (art. 22)"),
         ({"checklist": {"DF-SEG-02": "fail"}}, "DF15154.37.IV", "art. 37 IV: extinguisher"),
         ({"checklist": {"DF-SEG-01": "fail"}}, "DF15154.37.IV", "art. 37 IV: tacógrafo"),
-        ({"checklist": {"DF-HIG-01": "fail"}, "start_of_operation": True}, "DF15154.37.V",
-         "art. 37 V: hygiene at the start of operation"),
+        (
+            {"checklist": {"DF-HIG-01": "fail"}, "start_of_operation": True},
+            "DF15154.37.V",
+            "art. 37 V: hygiene at the start of operation",
+        ),
         ({"checklist": {"DF-DOC-12": "fail"}}, "DF15154.37.VI", "art. 37 VI: notificação"),
         ({"checklist": {"DF-VIS-01": "fail"}}, "DF15154.37.VII", "art. 37 VII: visual standard"),
         ({"checklist": {"DF-DOC-10": "fail"}}, "DF15154.37.VIII", "art. 37 VIII: route"),
         ({"checklist": {"DF-DOC-04": "fail"}}, "DF15154.37.IX", "art. 37 IX: certificate"),
-        ({"vehicle": {"last_vistoria": "2026-01-10"}}, "DF15154.37.IX",
-         "art. 21 + 37 IX: bimonthly vistoria expired"),
+        (
+            {"vehicle": {"last_vistoria": "2026-01-10"}},
+            "DF15154.37.IX",
+            "art. 21 + 37 IX: bimonthly vistoria expired",
+        ),
     ],
 )
-def test_retention_ground_follows_from_finding(changes: dict[str, object], ground: str,
-                                               cite: str) -> None:
+def test_retention_ground_follows_from_finding(
+    changes: dict[str, object], ground: str, cite: str
+) -> None:
     out = run_case("DF_STPCR", **changes)
     assert ground in {g.id for g in out.retention.grounds}
     assert out.retention.required and out.retention.allowed_here
@@ -200,17 +223,25 @@ def test_hygiene_retention_v_only_at_start_of_operation_g17() -> None:
 def test_retention_allowed_only_at_terminals_or_control_points(
     location: str, insecurity: bool, allowed: bool, cite: str
 ) -> None:
-    out = run_case("DF_STPCR", checklist={"DF-SEG-02": "fail"}, location_type=location,
-                   manifest_insecurity=insecurity,
-                   facts={"insecurity_justification": "freios sem ação"} if insecurity else {})
+    out = run_case(
+        "DF_STPCR",
+        checklist={"DF-SEG-02": "fail"},
+        location_type=location,
+        manifest_insecurity=insecurity,
+        facts={"insecurity_justification": "freios sem ação"} if insecurity else {},
+    )
     assert out.retention.required
     assert out.retention.allowed_here is allowed
     assert any(w.startswith("A retenção não pode") for w in out.warnings) is (not allowed)
 
 
 def test_manifest_insecurity_without_justification_is_warned() -> None:
-    out = run_case("DF_STPCR", checklist={"DF-SEG-02": "fail"}, location_type="via_publica",
-                   manifest_insecurity=True)
+    out = run_case(
+        "DF_STPCR",
+        checklist={"DF-SEG-02": "fail"},
+        location_type="via_publica",
+        manifest_insecurity=True,
+    )
     assert any("justificativa" in w for w in out.warnings)
 
 
@@ -228,15 +259,19 @@ def test_missing_insurance_is_an_infraction_without_automatic_retention_g13() ->
         ("DF_STPA", {"doors": 3}, "DF15154.29.II", "Lei 194 art. 11: at least 4 doors"),
         ("DF_STPA", {"seats": 6}, "DF15154.29.II", "Lei 194 art. 11: at least 7 seats"),
         ("DF_STPA", {"seats": 17}, "DF15154.29.II", "Lei 194 art. 11: at most 16 seats"),
-        ("DF_STPA", {"last_vistoria": "2025-12-13"}, "DF15154.29.XX",
-         "Lei 194 art. 11 §2: vistoria every 4 months"),
+        (
+            "DF_STPA",
+            {"last_vistoria": "2025-12-13"},
+            "DF15154.29.XX",
+            "Lei 194 art. 11 §2: vistoria every 4 months",
+        ),
     ],
 )
 def test_vehicle_facts_produce_infractions_without_answers(
     pack: str, vehicle: dict[str, object], rule_id: str, cite: str
 ) -> None:
     out = run_case(pack, vehicle=vehicle)
-    assert f"vehicle:" in infraction(out, rule_id).sources[0]
+    assert "vehicle:" in infraction(out, rule_id).sources[0]
 
 
 @pytest.mark.parametrize(
@@ -244,12 +279,17 @@ def test_vehicle_facts_produce_infractions_without_answers(
     [
         ("DF_STPCR", {"chassis_year": 2018}, "art. 22: 8 years is within the limit"),
         ("DF_STPA", {"doors": 4, "seats": 16}, "Lei 194 art. 11: limits included"),
-        ("DF_STPA", {"last_vistoria": "2025-12-14"}, "4 months date to date (Lei 9.784 art. 66 §3)"),
+        (
+            "DF_STPA",
+            {"last_vistoria": "2025-12-14"},
+            "4 months date to date (Lei 9.784 art. 66 §3)",
+        ),
         ("DF_STPCR", {"last_vistoria": "2026-02-14"}, "art. 21: 2 months date to date"),
     ],
 )
-def test_vehicle_within_limits_has_no_infraction(pack: str, vehicle: dict[str, object],
-                                                 cite: str) -> None:
+def test_vehicle_within_limits_has_no_infraction(
+    pack: str, vehicle: dict[str, object], cite: str
+) -> None:
     assert run_case(pack, vehicle=vehicle).infractions == ()
 
 
@@ -290,8 +330,10 @@ def test_stpa_overcrowding_without_legal_precondition_is_refused(
 
 
 def test_stpa_overcrowding_counted_from_facts_when_preconditions_hold() -> None:
-    out = run_case("DF_STPA", facts={"vehicle_stopped": True, "inspection_done": True,
-                                     "passengers_counted": 19})
+    out = run_case(
+        "DF_STPA",
+        facts={"vehicle_stopped": True, "inspection_done": True, "passengers_counted": 19},
+    )
     assert infraction(out, "DF15154.30.XVI").sources == ("vehicle:excesso_lotacao",)
 
 
@@ -330,18 +372,28 @@ def test_cassacao_by_points_in_rolling_windows(
 def test_cassacao_on_second_drunkenness_auto_g16() -> None:
     first = run_case("DF_STPCR", infractions=["DF15154.30.XI"])
     assert not first.cassacao.proposed
-    second = run_case("DF_STPCR", infractions=["DF15154.30.XI"],
-                      history=[{"rule_id": "DF15154.30.XI", "date": "2023-01-01",
-                                "status": "upheld", "points": 3}])
+    second = run_case(
+        "DF_STPCR",
+        infractions=["DF15154.30.XI"],
+        history=[
+            {"rule_id": "DF15154.30.XI", "date": "2023-01-01", "status": "upheld", "points": 3}
+        ],
+    )
     assert "DF15154.39.II" in {g.id for g in second.cassacao.grounds}
 
 
 def test_cassacao_when_over_age_vehicle_not_replaced_within_30_days() -> None:
-    late = run_case("DF_STPCR", vehicle={"chassis_year": 2016},
-                    facts={"age_replacement_notified_on": "2026-03-01"})
+    late = run_case(
+        "DF_STPCR",
+        vehicle={"chassis_year": 2016},
+        facts={"age_replacement_notified_on": "2026-03-01"},
+    )
     assert "DF15154.39.III" in {g.id for g in late.cassacao.grounds}
-    in_time = run_case("DF_STPCR", vehicle={"chassis_year": 2016},
-                       facts={"age_replacement_notified_on": "2026-03-20"})
+    in_time = run_case(
+        "DF_STPCR",
+        vehicle={"chassis_year": 2016},
+        facts={"age_replacement_notified_on": "2026-03-20"},
+    )
     assert not in_time.cassacao.proposed
 
 
@@ -353,8 +405,10 @@ def test_cassacao_when_over_age_vehicle_not_replaced_within_30_days() -> None:
         ({"infractions": ["DF15154.99.I"]}, "infractions[0]"),
         ({"checklist": {"DF-XXX-01": "fail"}}, "checklist.DF-XXX-01"),
         ({"checklist": {"DF-SEG-02": "maybe"}}, "checklist.DF-SEG-02"),
-        ({"checklist": {"DF-SEG-02": {"result": "fail", "rules": ["DF15154.30.VI"]}}},
-         "checklist.DF-SEG-02.rules"),
+        (
+            {"checklist": {"DF-SEG-02": {"result": "fail", "rules": ["DF15154.30.VI"]}}},
+            "checklist.DF-SEG-02.rules",
+        ),
         ({"history": [{"rule_id": "JF1235.1.1", "date": "2026-01-01"}]}, "history[0].rule_id"),
         ({"occurred_at": "2024-03-18T10:00:00-03:00"}, "occurred_at"),  # before Dec. 45.620/2024
         ({"facts": {"vehicle_stoped": True}}, "facts.vehicle_stoped"),
@@ -367,14 +421,18 @@ def test_invalid_case_names_the_field(changes: dict[str, object], field: str) ->
 
 
 def test_inspector_may_choose_an_alternative_rule_of_the_item() -> None:
-    out = run_case("DF_STPCR", checklist={
-        "DF-DOC-04": {"result": "fail", "rules": ["DF15154.29.X"]}})
+    out = run_case(
+        "DF_STPCR", checklist={"DF-DOC-04": {"result": "fail", "rules": ["DF15154.29.X"]}}
+    )
     assert [i.rule_id for i in out.infractions] == ["DF15154.29.X"]
 
 
 def test_every_outcome_names_its_legal_basis() -> None:
-    out = run_case("DF_STPCR", checklist={"DF-SEG-02": "fail", "DF-DOC-08": "fail"},
-                   infractions=["DF15154.30.XV"])
+    out = run_case(
+        "DF_STPCR",
+        checklist={"DF-SEG-02": "fail", "DF-DOC-08": "fail"},
+        infractions=["DF15154.30.XV"],
+    )
     assert len(out.infractions) == 4
     for inf in out.infractions:
         assert inf.basis[0] == f"Decreto 15.154/1993, {inf.article}"

@@ -31,8 +31,9 @@ def _prior(rule_id: str, *dates: str) -> list[dict[str, str]]:
         ("JF1235.1.1", "E9", "10.00", "art. 51, 1.1 (documents): E9 = 1%"),
     ],
 )
-def test_fine_is_group_percent_of_minimum_wage(rule_id: str, group: str, fine: str,
-                                               cite: str) -> None:
+def test_fine_is_group_percent_of_minimum_wage(
+    rule_id: str, group: str, fine: str, cite: str
+) -> None:
     out = run_case("JF_1972", infractions=[rule_id], history=_prior(rule_id, "2026-01-05"))
     inf = infraction(out, rule_id)
     assert (inf.group, inf.penalty, str(inf.fine_brl), inf.points) == (group, "multa", fine, 0)
@@ -66,10 +67,12 @@ def test_specific_reincidence_doubles_progressively(
         ({"reincidence.cap_factor": 2}, "300.00", "configurable cap on the progression"),
     ],
 )
-def test_progression_policy_is_configurable(policy: dict[str, object], fine: str,
-                                            cite: str) -> None:
+def test_progression_policy_is_configurable(
+    policy: dict[str, object], fine: str, cite: str
+) -> None:
     out = run_case(
-        "JF_1972", infractions=["JF1235.2.4.5"],
+        "JF_1972",
+        infractions=["JF1235.2.4.5"],
         history=_prior("JF1235.2.4.5", "2025-11-01", "2025-12-01", "2026-01-05"),
         parameters={"minimum_wage_brl": "1000.00", **policy},
     )
@@ -77,8 +80,9 @@ def test_progression_policy_is_configurable(policy: dict[str, object], fine: str
 
 
 def test_another_code_does_not_make_a_specific_reincidence() -> None:
-    out = run_case("JF_1972", infractions=["JF1235.2.4.5"], history=_prior("JF1235.2.4.6",
-                                                                           "2026-01-05"))
+    out = run_case(
+        "JF_1972", infractions=["JF1235.2.4.5"], history=_prior("JF1235.2.4.6", "2026-01-05")
+    )
     assert infraction(out, "JF1235.2.4.5").penalty == "advertencia"
 
 
@@ -92,8 +96,13 @@ def test_another_code_does_not_make_a_specific_reincidence() -> None:
 def test_minimum_wage_is_the_one_in_force_on_the_date_of_the_autuacao(
     occurred_at: str, fine: str, cite: str
 ) -> None:
-    out = run_case("JF_1972", occurred_at=occurred_at, infractions=["JF1235.2.4.9"],
-                   history=_prior("JF1235.2.4.9", "2025-05-01"), parameters=None)
+    out = run_case(
+        "JF_1972",
+        occurred_at=occurred_at,
+        infractions=["JF1235.2.4.9"],
+        history=_prior("JF1235.2.4.9", "2025-05-01"),
+        parameters=None,
+    )
     inf = infraction(out, "JF1235.2.4.9")
     assert str(inf.fine_brl) == fine
     assert "fine.base" in {a.parameter for a in inf.assumptions}  # G25
@@ -146,8 +155,9 @@ def test_withdrawal_from_service_for_safety_failures(
         ({"seats": 35}, "art. 35: at least 36 passenger seats"),
     ],
 )
-def test_vehicle_requirements_without_own_code_go_to_art_51_p2(vehicle: dict[str, object],
-                                                                cite: str) -> None:
+def test_vehicle_requirements_without_own_code_go_to_art_51_p2(
+    vehicle: dict[str, object], cite: str
+) -> None:
     out = run_case("JF_1972", vehicle=vehicle)
     assert [i.rule_id for i in out.infractions] == ["JF1235.51.p2"]
 
@@ -170,18 +180,23 @@ def test_historical_pack_is_flagged_on_every_outcome() -> None:
 
 
 def test_staff_and_company_refusal_are_alternatives_never_both_g29() -> None:
-    out = run_case("JF_1972", checklist={"JF-DOC-05": {"result": "fail",
-                                                       "rules": ["JF1235.2.1.5"]}})
+    out = run_case(
+        "JF_1972", checklist={"JF-DOC-05": {"result": "fail", "rules": ["JF1235.2.1.5"]}}
+    )
     assert [i.rule_id for i in out.infractions] == ["JF1235.2.1.5"]
     with pytest.raises(CaseError):
-        run_case("JF_1972", checklist={"JF-DOC-05": {"result": "fail",
-                                                     "rules": ["JF1235.2.4.5"]}})
+        run_case("JF_1972", checklist={"JF-DOC-05": {"result": "fail", "rules": ["JF1235.2.4.5"]}})
 
 
 def test_fine_without_a_minimum_wage_row_is_not_estimated() -> None:
-    out = run_case("JF_1972", occurred_at="1990-05-10T10:00:00-03:00", infractions=["JF1235.1.9"],
-                   history=_prior("JF1235.1.9", "1990-01-10"), parameters=None,
-                   vehicle={"chassis_year": 1985, "body_year": 1985})
+    out = run_case(
+        "JF_1972",
+        occurred_at="1990-05-10T10:00:00-03:00",
+        infractions=["JF1235.1.9"],
+        history=_prior("JF1235.1.9", "1990-01-10"),
+        parameters=None,
+        vehicle={"chassis_year": 1985, "body_year": 1985},
+    )
     assert infraction(out, "JF1235.1.9").fine_brl is None
     assert any("multa não estimada" in w for w in out.warnings)
     assert Decimal(0) == out.total_fine

@@ -1,0 +1,1 @@
+"""Performance suite: ``make bench`` (``python -m benchmarks``) prints one table."""
