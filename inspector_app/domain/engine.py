@@ -985,8 +985,14 @@ def evaluate(pack: Pack, case: Case, cal: BusinessCalendar) -> Outcome:
         ctx.warn(
             f"Pacote {pack.id} é histórico (norma revogada): uso para treinamento/demonstração."
         )
-    if case.driver.cnh_valid is False and not case.driver.cnh_override_reason:
-        ctx.warn(case.driver.cnh_message or "CNH com dígito verificador inválido.")
+    if case.driver.cnh_valid is False:
+        if case.driver.cnh_override_reason:
+            ctx.notes.append(
+                "CNH com dígito verificador inválido aceita pelo agente: "
+                f"{case.driver.cnh_override_reason}"
+            )
+        else:
+            ctx.warn(case.driver.cnh_message or "CNH com dígito verificador inválido.")
     collected = _collect(ctx)
     infractions = tuple(_penalize(ctx, p) for p in collected.infractions.values())
     retention = _retention(ctx, collected)

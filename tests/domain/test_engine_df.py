@@ -437,3 +437,27 @@ def test_every_outcome_names_its_legal_basis() -> None:
     for inf in out.infractions:
         assert inf.basis[0] == f"Decreto 15.154/1993, {inf.article}"
         assert any("art. 35" in b for b in inf.basis)
+
+
+def test_cnh_with_failing_check_digit_is_a_warning_the_agent_can_override() -> None:
+    warned = run_case("DF_STPCR", driver={"cnh": "50195471143"})
+    assert any("CNH" in w for w in warned.warnings)
+    accepted = run_case(
+        "DF_STPCR", driver={"cnh": "50195471143", "cnh_override_reason": "CNH modelo antigo"}
+    )
+    assert not any("CNH" in w for w in accepted.warnings)
+    assert any("CNH modelo antigo" in n for n in accepted.notes)
+
+
+@pytest.mark.parametrize(
+    ("driver", "field"),
+    [
+        ({"cpf": "16944060168"}, "driver.cpf"),
+        ({"cnh": "1234"}, "driver.cnh"),
+        ({"registered": "sim"}, "driver.registered"),
+    ],
+)
+def test_invalid_driver_documents_are_refused(driver: dict[str, object], field: str) -> None:
+    with pytest.raises(CaseError) as err:
+        run_case("DF_STPCR", driver=driver)
+    assert err.value.field == field
