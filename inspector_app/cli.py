@@ -58,6 +58,9 @@ def _cmd_packs_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_packs_list(args: argparse.Namespace) -> int:
+    if args.dir and not Path(args.dir).is_dir():
+        print(f"inspector: {args.dir}: not a folder", file=sys.stderr)
+        return EXIT_USAGE
     rows = [
         {
             "id": p.id,
@@ -81,6 +84,8 @@ def _read_case(source: str) -> Any:
         raise CaseError("case", f"cannot read {source}: {exc}") from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise CaseError("case", "invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise CaseError(
             "case", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

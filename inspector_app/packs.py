@@ -32,6 +32,40 @@ PACK_FILES = (
 
 T = TypeVar("T")
 
+# Keys each table may hold (docs/PACK_FORMAT.md). Anything else is reported.
+KEYS: dict[str, frozenset[str]] = {
+    name: frozenset(keys.split())
+    for name, keys in {
+        "pack.toml": "pack legal_basis",
+        "pack": "id version title jurisdiction service status penalty_regime organ organ_name "
+        "organ_note effective_from analogy notes",
+        "legal_basis": "id citation title seed",
+        "infractions.toml": "groups rules",
+        "group": "label fine points_parameter warning_if_primario basis",
+        "fine": "kind multiplier percent",
+        "rule": "id article citation seed_label group description selectable status penalty "
+        "retention retention_possible withdrawal preconditions precondition_basis analogy "
+        "parameters note",
+        "measures.toml": "measure grounds",
+        "measure": "kind label basis location_parameter location_basis",
+        "ground": "id article citation description only_start_of_operation analogy",
+        "checklist.toml": "sections items",
+        "section": "id label",
+        "item": "id section label criterion kind fail fail_options retention retention_possible "
+        "withdrawal evidence requires_facts ctb_overlay informative note",
+        "vehicle.toml": "checks",
+        "check": "id kind parameters item fail retention withdrawal basis note",
+        "parameters.toml": "parameters tables",
+        "parameter": "value label assumption gap note basis",
+        "dated": "from value assumption note basis",
+        "deadlines.toml": "deadlines",
+        "deadline": "kind label days unit trigger when_rules body basis parameter note",
+        "calendar.toml": "calendar holidays",
+        "calendar": "country subdivision include_optional_parameter",
+        "holiday": "date name assumption basis note",
+    }.items()
+}
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -76,6 +110,13 @@ class _Reader:
 
     def problem(self, key: str, message: str) -> None:
         self.problems.append(Problem(self.file, key, message))
+
+    def known(self, table: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+        """Report keys the format does not define: a typo must not drop a rule silently."""
+        for key in table:
+            if key not in allowed:
+                full = f"{where}.{key}" if where else key
+                self.problem(full, f"unknown key (allowed: {', '.join(sorted(allowed))})")
 
     def get(
         self,
@@ -196,12 +237,14 @@ def _parse_meta(r: _Reader, data: Mapping[str, Any], folder: str) -> model.PackM
     if not isinstance(meta, dict):
         r.problem("pack", "missing [pack] table")
         meta = {}
+    r.known(meta, KEYS["pack"], "pack")
     pid = r.text(meta, "id", "pack")
     if pid and pid != folder:
         r.problem("pack.id", f"must equal the folder name {folder!r}, got {pid!r}")
     bases = []
     for i, row in _tables(r, data, "legal_basis"):
         where = f"legal_basis[{i}]"
+        r.known(row, KEYS["legal_basis"], where)
         bases.append(
             model.LegalBasis(
                 id=r.text(row, "id", where),
@@ -240,7 +283,9 @@ def _parse_groups(r: _Reader, data: Mapping[str, Any]) -> dict[str, model.Group]
         if not isinstance(row, dict):
             r.problem(where, "expected a table")
             continue
+        r.known(row, KEYS["group"], where)
         fine_raw = r.get(row, "fine", dict, where, {})
+        r.known(fine_raw, KEYS["fine"], f"{where}.fine")
         kind = r.choice(
             fine_raw,
             "kind",
@@ -271,6 +316,7 @@ def _parse_rules(r: _Reader, data: Mapping[str, Any]) -> dict[str, model.Rule]:
     for i, row in _tables(r, data, "rules"):
         rid = r.text(row, "id", f"rules[{i}]")
         where = f"rules[{rid or i}]"
+        r.known(row, KEYS["rule"], where)
         if rid in rules:
             r.problem(where, "duplicate rule id")
         rules[rid] = model.Rule(
@@ -302,10 +348,12 @@ def _parse_measure(r: _Reader, data: Mapping[str, Any]) -> model.Measure:
     if not isinstance(raw, dict):
         r.problem("measure", "missing [measure] table")
         raw = {}
+    r.known(raw, KEYS["measure"], "measure")
     grounds: dict[str, model.MeasureGround] = {}
     for i, row in _tables(r, data, "grounds"):
         gid = r.text(row, "id", f"grounds[{i}]")
         where = f"grounds[{gid or i}]"
+        r.known(row, KEYS["ground"], where)
         if gid in grounds:
             r.problem(where, "duplicate ground id")
         grounds[gid] = model.MeasureGround(
@@ -332,6 +380,7 @@ def _parse_checklist(
     sections = []
     for i, row in _tables(r, data, "sections"):
         where = f"sections[{i}]"
+        r.known(row, KEYS["section"], where)
         sections.append(
             model.Section(id=r.text(row, "id", where), label=r.text(row, "label", where))
         )
@@ -339,6 +388,7 @@ def _parse_checklist(
     for i, row in _tables(r, data, "items"):
         iid = r.text(row, "id", f"items[{i}]")
         where = f"items[{iid or i}]"
+        r.known(row, KEYS["item"], where)
         if iid in items:
             r.problem(where, "duplicate item id")
         items[iid] = model.ChecklistItem(
@@ -367,6 +417,7 @@ def _parse_checks(r: _Reader, data: Mapping[str, Any]) -> tuple[model.VehicleChe
     checks = []
     for i, row in _tables(r, data, "checks"):
         where = f"checks[{row.get('id', i)}]"
+        r.known(row, KEYS["check"], where)
         checks.append(
             model.VehicleCheck(
                 id=r.text(row, "id", where),
@@ -395,6 +446,7 @@ def _parse_parameters(
         if not isinstance(row, dict):
             r.problem(where, "expected a table with value, label, assumption, ...")
             continue
+        r.known(row, KEYS["parameter"], where)
         params[name] = model.Parameter(
             name=name,
             value=row.get("value"),
@@ -415,6 +467,7 @@ def _parse_parameters(
         out = []
         for i, row in _tables(r, {name: rows}, name):
             where = f"tables.{name}[{i}]"
+            r.known(row, KEYS["dated"], where)
             out.append(
                 model.DatedValue(
                     start=r.date(row, "from", where),
@@ -435,6 +488,7 @@ def _parse_deadlines(r: _Reader, data: Mapping[str, Any]) -> tuple[model.Deadlin
     out = []
     for i, row in _tables(r, data, "deadlines"):
         where = f"deadlines[{row.get('kind', i)}]"
+        r.known(row, KEYS["deadline"], where)
         days = r.get(row, "days", int, where, 0)
         if days <= 0:
             r.problem(f"{where}.days", "must be a positive integer")
@@ -461,9 +515,11 @@ def _parse_calendar(r: _Reader, data: Mapping[str, Any]) -> model.CalendarSpec:
     if not isinstance(raw, dict):
         r.problem("calendar", "missing [calendar] table")
         raw = {}
+    r.known(raw, KEYS["calendar"], "calendar")
     extras = []
     for i, row in _tables(r, data, "holidays"):
         where = f"holidays[{i}]"
+        r.known(row, KEYS["holiday"], where)
         text = r.text(row, "date", where)
         year: int | None = None
         try:
@@ -605,6 +661,8 @@ def load_pack(pack_dir: Path) -> model.Pack:
     def reader(name: str) -> _Reader:
         return _Reader(problems, name)
 
+    for name, data in raw.items():
+        reader(name).known(data, KEYS[name], "")
     meta = _parse_meta(reader("pack.toml"), raw["pack.toml"], pack_dir.name)
     groups = _parse_groups(reader("infractions.toml"), raw["infractions.toml"])
     rules = _parse_rules(reader("infractions.toml"), raw["infractions.toml"])

@@ -103,6 +103,18 @@ def walk(node: object, key: str = "") -> Iterator[tuple[str, object]]:
             yield from walk(v, key)
 
 
+def rule(outcome: dict[str, Any], rule_id: str) -> dict[str, Any]:
+    found: list[dict[str, Any]] = [i for i in outcome["infractions"] if i["rule_id"] == rule_id]
+    assert len(found) == 1, [i["rule_id"] for i in outcome["infractions"]]
+    return found[0]
+
+
+def deadline(outcome: dict[str, Any], kind: str) -> dict[str, Any]:
+    found: list[dict[str, Any]] = [d for d in outcome["deadlines"] if d["kind"] == kind]
+    assert len(found) == 1, [d["kind"] for d in outcome["deadlines"]]
+    return found[0]
+
+
 def is_iso_date(value: object) -> bool:
     return isinstance(value, str) and dt.date.fromisoformat(value).isoformat() == value
 
@@ -166,18 +178,6 @@ def test_the_issue_case_gives_the_figures_the_regulation_requires(
     what: Any, expected: object, cite: str
 ) -> None:
     assert what(evaluate_ok(ISSUE_CASE)) == expected, cite
-
-
-def rule(outcome: dict[str, Any], rule_id: str) -> dict[str, Any]:
-    found = [i for i in outcome["infractions"] if i["rule_id"] == rule_id]
-    assert len(found) == 1, [i["rule_id"] for i in outcome["infractions"]]
-    return found[0]
-
-
-def deadline(outcome: dict[str, Any], kind: str) -> dict[str, Any]:
-    found = [d for d in outcome["deadlines"] if d["kind"] == kind]
-    assert len(found) == 1, [d["kind"] for d in outcome["deadlines"]]
-    return found[0]
 
 
 def test_a_case_on_standard_input_gives_the_same_outcome_as_the_same_case_in_a_file(
@@ -326,3 +326,45 @@ def test_a_wrong_command_line_exits_2_with_one_line_and_no_traceback(args: tuple
     assert (result.returncode, result.stdout) == (2, "")
     assert "Traceback" not in result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+# --- out-of-range input found by review: exit 2, never a traceback ---------------------------
+OUT_OF_RANGE_BASE = {
+    "pack": "DF_STPCR",
+    "occurred_at": "2026-04-14T10:30:00-03:00",
+    "location_type": "terminal",
+    "infractions": ["DF15154.29.II"],
+}
+
+
+@pytest.mark.parametrize(
+    ("stdin", "named"),
+    [
+        (json.dumps({**OUT_OF_RANGE_BASE, "parameters": {"tariff_brl": "1e400"}}),
+         "parameters.tariff_brl"),
+        (json.dumps({**OUT_OF_RANGE_BASE, "parameters": {"tariff_brl": "1e27"}}),
+         "parameters.tariff_brl"),
+        (json.dumps({**OUT_OF_RANGE_BASE, "occurred_at": "9999-12-31T10:30:00-03:00"}),
+         "occurred_at"),
+        (json.dumps({**OUT_OF_RANGE_BASE, "history": [
+            {"rule_id": "DF15154.29.II", "date": "0001-01-01"}]}), "history[0].date"),
+        ("[" * 100000 + "]" * 100000, "JSON"),
+    ],
+)
+def test_out_of_range_input_exits_2_without_traceback(stdin: str, named: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "inspector_app.cli", "rules", "evaluate", "-"],
+        input=stdin, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert named in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_packs_list_of_a_missing_folder_exits_2_without_traceback(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "inspector_app.cli", "packs", "list", str(tmp_path / "nao_existe")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr

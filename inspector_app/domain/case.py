@@ -32,6 +32,8 @@ ANSWER_RESULTS = {
     "nao_se_aplica": "na",
 }
 HISTORY_STATUSES = ("upheld", "pending", "cancelled")
+YEAR_MIN, YEAR_MAX = 1900, 2200  # keeps deadline arithmetic far from date overflow
+MONEY_MAX = Decimal("1000000")  # a tariff or a minimum wage above this is a typing error
 
 # Facts the engine reads, with their JSON type. Unknown names are refused so that a typo
 # (``vehicle_stoped``) cannot silently drop a legal precondition.
@@ -153,9 +155,12 @@ def parse_date(value: object, where: str) -> dt.date:
     if not isinstance(value, str):
         raise CaseError(where, f"expected a date YYYY-MM-DD, got {value!r}")
     try:
-        return dt.date.fromisoformat(value)
+        parsed = dt.date.fromisoformat(value)
     except ValueError:
         raise CaseError(where, f"invalid date {value!r} (expected YYYY-MM-DD)") from None
+    if not YEAR_MIN <= parsed.year <= YEAR_MAX:
+        raise CaseError(where, f"year {parsed.year} is outside {YEAR_MIN}..{YEAR_MAX}")
+    return parsed
 
 
 def _opt_date(data: Mapping[str, Any], key: str, where: str) -> dt.date | None:
@@ -175,6 +180,8 @@ def parse_datetime(value: object, where: str) -> dt.datetime:
         raise CaseError(where, f"expected an ISO 8601 date-time, got {value!r}")
     if parsed.tzinfo is None:
         raise CaseError(where, f"{value!r} has no UTC offset (e.g. 2026-04-14T10:30:00-03:00)")
+    if not YEAR_MIN <= parsed.year <= YEAR_MAX:
+        raise CaseError(where, f"year {parsed.year} is outside {YEAR_MIN}..{YEAR_MAX}")
     return parsed
 
 
@@ -187,6 +194,8 @@ def parse_money(value: object, where: str) -> Decimal:
         raise CaseError(where, f"invalid amount {value!r}") from None
     if not amount.is_finite() or amount <= 0:
         raise CaseError(where, f"amount must be positive, got {value!r}")
+    if amount > MONEY_MAX:
+        raise CaseError(where, f"amount {value!r} is implausibly large (max {MONEY_MAX})")
     return amount
 
 

@@ -707,7 +707,7 @@ def _penalize_jf(ctx: _Context, group: Group, result: _Result) -> InfractionOutc
     cap = ctx.param("reincidence.cap_factor", used)
     if cap is not None:
         factor = min(factor, Decimal(str(cap)))
-    if n_prior:
+    if factor != 1:
         basis.append("Decreto 1.235/1972, art. 51, §1º (reincidência específica: multa em dobro)")
     base, how = _fine_base(ctx, group, used)
     fine: Decimal | None = None

@@ -170,3 +170,17 @@ def test_has_display_needs_one_of_the_display_variables_only_on_linux():
     assert app.has_display({"QT_QPA_PLATFORM": "offscreen"}, "linux")
     assert app.has_display({}, "win32")
     assert app.has_display({}, "darwin")
+
+
+def test_uses_xcb_when_the_environment_points_qt_at_x11():
+    assert app.uses_xcb({"DISPLAY": ":0"}, "linux")
+    assert app.uses_xcb({"QT_QPA_PLATFORM": "xcb"}, "linux")
+    assert not app.uses_xcb({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}, "linux")
+    assert not app.uses_xcb({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"}, "linux")
+    assert not app.uses_xcb({"DISPLAY": ":0"}, "win32")
+
+
+def test_missing_xcb_libraries_names_the_library_the_loader_could_not_open(tmp_path):
+    missing = app.missing_xcb_libraries(tmp_path / "libqxcb-absent.so")
+
+    assert missing[0] == "libqxcb-absent.so"
