@@ -1,0 +1,134 @@
+"""Talonário numbering: sequential numbers from ranges the authority assigns to the device.
+
+Every number of every range ends as ``issued`` (a sealed document carries it) or ``voided``
+(a sealed void record gives the reason); numbers are taken in order, so the accounting of a
+range is: issued + voided + remaining = size, with no gaps.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from inspector_app.store.db import Store, StoreError, utc_now
+
+LOW_WATER = 20  # warn when this many numbers or fewer remain
+DEMO_SIZE = 99_999
+
+
+class NumbersExhaustedError(StoreError):
+    """No number left in any range: nothing can be issued until HQ assigns a new range."""
+
+
+@dataclass(frozen=True)
+class NumberRange:
+    id: str
+    series: str
+    first: int
+    last: int
+    source: str
+
+    @property
+    def size(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True)
+class RangeStatus:
+    range: NumberRange
+    issued: int
+    voided: int
+    next_number: int | None
+
+    @property
+    def remaining(self) -> int:
+        return self.range.size - self.issued - self.voided
+
+
+def ranges(store: Store) -> list[NumberRange]:
+    rows = store.conn.execute(
+        "SELECT id, series, first, last, source FROM number_ranges ORDER BY assigned_at, first"
+    ).fetchall()
+    return [NumberRange(*row) for row in rows]
+
+
+def add_range(store: Store, *, series: str, first: int, last: int, source: str = "hq") -> NumberRange:
+    """Record a range assigned by the authority (or the demo range). Overlaps are refused."""
+    if not series or first < 1 or last < first:
+        raise StoreError(
+            f"invalid range {series!r} {first}..{last}",
+            "Faixa de numeração inválida: informe a série e início ≤ fim.",
+        )
+    for r in ranges(store):
+        if r.series == series and not (last < r.first or first > r.last):
+            raise StoreError(
+                f"range {series} {first}..{last} overlaps {r.first}..{r.last}",
+                "A faixa de numeração se sobrepõe a uma faixa já recebida.",
+            )
+    rng = NumberRange(str(uuid.uuid4()), series, first, last, source)
+    store.conn.execute(
+        "INSERT INTO number_ranges(id, series, first, last, source, assigned_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [rng.id, rng.series, rng.first, rng.last, rng.source, utc_now()],
+    )
+    return rng
+
+
+def ensure_demo_range(store: Store) -> NumberRange | None:
+    """When the device has no range (not enrolled), give it a demo range labelled DEMO."""
+    if ranges(store):
+        return None
+    device = store.meta("device_id") or "0000"
+    return add_range(
+        store, series=f"DEMO-{device[:4].upper()}", first=1, last=DEMO_SIZE, source="demo"
+    )
+
+
+def status(store: Store) -> list[RangeStatus]:
+    out = []
+    for r in ranges(store):
+        row = store.conn.execute(
+            "SELECT SUM(status = 'issued'), SUM(status = 'voided'), MAX(number) "
+            "FROM number_usage WHERE series = ? AND number BETWEEN ? AND ?",
+            [r.series, r.first, r.last],
+        ).fetchone()
+        issued, voided, top = int(row[0] or 0), int(row[1] or 0), row[2]
+        nxt = r.first if top is None else int(top) + 1
+        out.append(RangeStatus(r, issued, voided, nxt if nxt <= r.last else None))
+    return out
+
+
+def remaining(store: Store) -> int:
+    return sum(s.remaining for s in status(store))
+
+
+def take_next(store: Store, record_id: str, *, void: bool = False) -> tuple[str, int]:
+    """The next number (lowest range with numbers left), marked used by ``record_id``.
+
+    Must run inside ``store.atomic()`` together with the record that carries it.
+    """
+    if not store.conn.in_transaction:
+        raise StoreError("take_next must run inside a write transaction")
+    for s in status(store):
+        if s.next_number is not None:
+            store.conn.execute(
+                "INSERT INTO number_usage(series, number, status, record_id, at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [s.range.series, s.next_number, "voided" if void else "issued", record_id,
+                 utc_now()],
+            )
+            return s.range.series, s.next_number
+    raise NumbersExhaustedError(
+        "no numbers left in any range",
+        "Não há mais números de auto disponíveis neste dispositivo. Sincronize com a sede "
+        "para receber uma nova faixa de numeração; nada foi emitido.",
+    )
+
+
+def low_numbers_warning(store: Store) -> str | None:
+    left = remaining(store)
+    if left == 0:
+        return "Numeração esgotada: nenhum auto pode ser emitido até receber nova faixa."
+    if left <= LOW_WATER:
+        return f"Restam apenas {left} números de auto neste dispositivo: sincronize com a sede."
+    return None

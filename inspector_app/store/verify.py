@@ -1,0 +1,193 @@
+"""``inspector store verify``: is every sealed record intact, chained, signed and accounted for?
+
+Checks, each problem reported in a line of its own:
+
+* SQLite ``integrity_check``;
+* every record: SHA-256 of the stored payload, payload in canonical form, every indexed
+  column equal to the envelope, the device signature;
+* the journal: sequence without gaps, each entry chained to the previous one, each entry's
+  hash and record hash;
+* numbering: every number used once, inside a range, without gaps, by the record that
+  carries it; every record in the outbox (acknowledged or pending).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+from inspector_app.security.keys import verify_signature
+from inspector_app.security.records import canonical_json, sha256_hex
+from inspector_app.store import numbering
+from inspector_app.store.db import Store
+from inspector_app.store.sealing import GENESIS, journal_entry_hash
+
+COLUMNS = ("id", "kind", "series", "number", "created_at", "inspection_id", "refers_to",
+           "plate_key", "holder_id", "occurred_on", "verification_code", "key_id")
+
+
+@dataclass
+class Report:
+    problems: list[str] = field(default_factory=list)
+    records: int = 0
+    journal_entries: int = 0
+    numbers_issued: int = 0
+    numbers_voided: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, text: str) -> None:
+        self.problems.append(text)
+
+
+def _check_records(store: Store, report: Report, public_key: bytes | None) -> None:
+    cols = ", ".join(COLUMNS)
+    rows = store.conn.execute(
+        f"SELECT {cols}, payload, sha256, signature, journal_seq FROM records ORDER BY rowid"
+    ).fetchall()
+    report.records = len(rows)
+    for row in rows:
+        values = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
+        payload, digest, signature, seq = row[len(COLUMNS):]
+        rid = values["id"]
+        label = f"record {rid}"
+        if not isinstance(payload, str):
+            report.add(f"{label}: payload is not text")
+            continue
+        raw = payload.encode("utf-8")
+        if sha256_hex(raw) != digest:
+            report.add(f"{label}: payload does not match its SHA-256 (altered)")
+        try:
+            envelope = json.loads(payload)
+            if canonical_json(envelope) != raw:
+                report.add(f"{label}: payload is not in canonical form (altered)")
+        except (ValueError, TypeError) as exc:
+            report.add(f"{label}: payload is not valid JSON ({exc})")
+            continue
+        if not isinstance(envelope, dict):
+            report.add(f"{label}: payload is not an object")
+            continue
+        for column, value in values.items():
+            if envelope.get(column) != value:
+                report.add(
+                    f"{label}: column {column} = {value!r} differs from the sealed payload "
+                    f"({envelope.get(column)!r})"
+                )
+        try:
+            sig = base64.b64decode(signature, validate=True)
+        except (ValueError, TypeError):
+            sig = b""
+        if public_key is None:
+            report.add(f"{label}: no device public key to check the signature")
+        elif not verify_signature(public_key, raw, sig):
+            report.add(f"{label}: device signature does not verify")
+        if not isinstance(seq, int):
+            report.add(f"{label}: journal_seq {seq!r} is not a number")
+
+
+def _check_journal(store: Store, report: Report) -> None:
+    rows = store.conn.execute(
+        "SELECT seq, record_id, kind, record_sha256, prev_hash, entry_hash, created_at "
+        "FROM journal ORDER BY seq"
+    ).fetchall()
+    report.journal_entries = len(rows)
+    records = {
+        r[0]: r[1:]
+        for r in store.conn.execute(
+            "SELECT id, kind, sha256, journal_seq, created_at FROM records"
+        ).fetchall()
+    }
+    prev = GENESIS
+    expected_seq = 1
+    seen: set[str] = set()
+    for seq, rid, kind, rsha, prev_hash, entry_hash, created_at in rows:
+        label = f"journal entry {seq}"
+        if seq != expected_seq:
+            report.add(f"{label}: sequence gap (expected {expected_seq})")
+        expected_seq = seq + 1
+        if prev_hash != prev:
+            report.add(f"{label}: not chained to the previous entry")
+        if journal_entry_hash(seq, rid, kind, rsha, prev_hash, created_at) != entry_hash:
+            report.add(f"{label}: entry hash does not match its content (altered)")
+        prev = entry_hash
+        rec = records.get(rid)
+        if rec is None:
+            report.add(f"{label}: record {rid} is missing")
+            continue
+        seen.add(rid)
+        r_kind, r_sha, r_seq, r_created = rec
+        if (r_kind, r_sha, r_seq, r_created) != (kind, rsha, seq, created_at):
+            report.add(f"{label}: does not match record {rid} (kind, hash, seq or time)")
+    for rid in records.keys() - seen:
+        report.add(f"record {rid}: has no journal entry")
+
+
+def _check_numbers(store: Store, report: Report) -> None:
+    usage = store.conn.execute(
+        "SELECT series, number, status, record_id FROM number_usage ORDER BY series, number"
+    ).fetchall()
+    numbered = {
+        (r[0], r[1]): (r[2], r[3])
+        for r in store.conn.execute(
+            "SELECT series, number, id, kind FROM records WHERE number IS NOT NULL"
+        ).fetchall()
+    }
+    all_ranges = numbering.ranges(store)
+    used: dict[str, list[int]] = {}
+    for series, number, status, rid in usage:
+        label = f"number {series}-{number}"
+        if status == "issued":
+            report.numbers_issued += 1
+        else:
+            report.numbers_voided += 1
+        if not any(r.series == series and r.first <= number <= r.last for r in all_ranges):
+            report.add(f"{label}: outside every range assigned to this device")
+        rec = numbered.pop((series, number), None)
+        if rec is None:
+            report.add(f"{label}: marked {status} but no sealed record carries it")
+        else:
+            r_id, r_kind = rec
+            if r_id != rid:
+                report.add(f"{label}: used by {rid} but carried by record {r_id}")
+            if (status == "voided") != (r_kind == "numero_anulado"):
+                report.add(f"{label}: status {status} does not match record kind {r_kind}")
+        used.setdefault(series, []).append(number)
+    for (series, number), (rid, _kind) in numbered.items():
+        report.add(f"record {rid}: number {series}-{number} is not in the number accounting")
+    for r in all_ranges:
+        inside = sorted(n for n in used.get(r.series, []) if r.first <= n <= r.last)
+        if inside and inside != list(range(r.first, r.first + len(inside))):
+            missing = sorted(set(range(r.first, inside[-1] + 1)) - set(inside))
+            report.add(
+                f"range {r.series} {r.first}..{r.last}: numbers missing from the accounting: "
+                f"{', '.join(map(str, missing[:10]))}{' …' if len(missing) > 10 else ''}"
+            )
+    orphans = store.conn.execute(
+        "SELECT id FROM records WHERE id NOT IN (SELECT record_id FROM outbox)"
+    ).fetchall()
+    for (rid,) in orphans:
+        report.add(f"record {rid}: not in the outbox (would never reach HQ)")
+
+
+def verify_store(store: Store) -> Report:
+    report = Report()
+    try:
+        result = [str(r[0]) for r in store.conn.execute("PRAGMA integrity_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        report.add(f"integrity_check failed: {exc}")
+        return report
+    if result != ["ok"]:
+        report.problems.extend(f"integrity_check: {line}" for line in result)
+    key_b64 = store.meta("device_public_key")
+    public_key = base64.b64decode(key_b64) if key_b64 else None
+    try:
+        _check_records(store, report, public_key)
+        _check_journal(store, report)
+        _check_numbers(store, report)
+    except sqlite3.DatabaseError as exc:
+        report.add(f"cannot read the store: {exc}")
+    return report
