@@ -1,18 +1,51 @@
 """Use cases shared by the GUI and the command line.
 
-Small verb-named functions with keyword-only arguments; callers never touch packs, the
-engine or (later) the store directly. Inspection, sealing and sync operations join this
-module with the local store.
+Small verb-named functions with keyword-only arguments; callers never touch SQL, packs or
+the engine directly. Every function either completes or leaves nothing half-written, and
+raises :class:`ServiceError` (``message_pt`` for the screen) for input it cannot take.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from inspector_app.calendars import calendar_around
 from inspector_app.domain.case import Case, CaseError, parse_case
 from inspector_app.domain.engine import Outcome, evaluate
-from inspector_app.packs import get_pack
+from inspector_app.domain.identity import IdentityError, parse_plate
+from inspector_app.domain.pack import LOCATION_TYPES, Pack
+from inspector_app.packs import PackError, get_pack
+from inspector_app.security.login import LoginPolicy, LoginState, attempt_login, can
+from inspector_app.store import inspections as repo
+from inspector_app.store import numbering
+from inspector_app.store.db import Store, StoreError, utc_now
+from inspector_app.store.sealing import (
+    RecordDraft,
+    SealedRecord,
+    load_record,
+    new_record_id,
+    seal_records,
+)
+
+MIN_REASON = 10
+
+
+class ServiceError(ValueError):
+    """Input a use case cannot take: ``field`` names it, ``message_pt`` explains it."""
+
+    def __init__(self, field: str, message_pt: str) -> None:
+        self.field = field
+        self.message_pt = message_pt
+        super().__init__(f"{field}: {message_pt}")
+
+
+# --- rules engine ---------------------------------------------------------------------------
 
 
 def evaluate_case(*, data: object, forms_root: Path | None = None) -> Outcome:
@@ -31,3 +64,626 @@ def evaluate_parsed(*, case: Case, forms_root: Path | None = None) -> Outcome:
     except KeyError as exc:
         raise CaseError("pack", str(exc.args[0])) from None
     return evaluate(pack, case, calendar_around(pack, case.date))
+
+
+def _pack(pack_id: str) -> Pack:
+    try:
+        return get_pack(pack_id)
+    except KeyError:
+        raise ServiceError("pack", f"Pacote de regulamentação desconhecido: {pack_id}.") from None
+    except PackError as exc:
+        raise ServiceError("pack", f"Pacote {pack_id} com problemas: {exc}") from None
+
+
+def _reason(field: str, reason: str | None, what: str) -> str:
+    text = (reason or "").strip()
+    if len(text) < MIN_REASON:
+        raise ServiceError(field, f"Informe {what} (pelo menos {MIN_REASON} caracteres).")
+    return text
+
+
+# --- login ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Session:
+    matricula: str
+    name: str
+    role: str
+
+
+def _load_login_state(store: Store, matricula: str) -> LoginState:
+    row = store.conn.execute(
+        "SELECT failures, locked_until, last_success_at, last_online_auth_at, "
+        "highest_clock_seen FROM login_state WHERE matricula = ?",
+        [matricula],
+    ).fetchone()
+    if row is None:
+        return LoginState()
+
+    def ts(value: str | None) -> dt.datetime | None:
+        return dt.datetime.fromisoformat(value) if value else None
+
+    return LoginState(int(row[0]), ts(row[1]), ts(row[2]), ts(row[3]), ts(row[4]))
+
+
+def _save_login_state(store: Store, matricula: str, state: LoginState) -> None:
+    def ts(value: dt.datetime | None) -> str | None:
+        return value.isoformat() if value else None
+
+    store.require_writable()
+    store.conn.execute(
+        "INSERT INTO login_state(matricula, failures, locked_until, last_success_at, "
+        "last_online_auth_at, highest_clock_seen) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(matricula) DO UPDATE SET failures = excluded.failures, "
+        "locked_until = excluded.locked_until, last_success_at = excluded.last_success_at, "
+        "last_online_auth_at = excluded.last_online_auth_at, "
+        "highest_clock_seen = excluded.highest_clock_seen",
+        [matricula, state.failures, ts(state.locked_until), ts(state.last_success_at),
+         ts(state.last_online_auth_at), ts(state.highest_clock_seen)],
+    )
+
+
+def login(
+    *, store: Store, matricula: str, password: str, now: dt.datetime | None = None,
+    policy: LoginPolicy | None = None,
+) -> Session:
+    """Offline login against the inspectors of the reference data (argon2id hashes).
+
+    Raises :class:`ServiceError` with the Portuguese reason (wrong password with the attempts
+    left, lockout with the time to wait, stale offline login, clock set back).
+    """
+    row = store.conn.execute(
+        "SELECT name, role, password_hash, active FROM ref_inspectors WHERE matricula = ?",
+        [matricula.strip()],
+    ).fetchone()
+    if row is None or not row[3]:
+        raise ServiceError("matricula", "Matrícula não cadastrada ou inativa neste dispositivo.")
+    name, role, password_hash, _active = row
+    when = now or dt.datetime.now(dt.UTC)
+    result = attempt_login(
+        state=_load_login_state(store, matricula),
+        policy=policy or LoginPolicy(),
+        password_hash=password_hash,
+        password=password,
+        now=when,
+    )
+    _save_login_state(store, matricula, result.state)
+    if not result.ok:
+        raise ServiceError("password", result.message_pt)
+    return Session(matricula=matricula, name=name, role=role)
+
+
+def _require(session: Session, action: str) -> None:
+    if not can(session.role, action):
+        raise ServiceError(
+            "role", f"Seu perfil ({session.role}) não permite esta operação ({action})."
+        )
+
+
+# --- inspections -------------------------------------------------------------------------------
+
+
+def _vehicle_snapshot(store: Store, plate_text: str | None,
+                      manual: Mapping[str, Any] | None) -> dict[str, Any]:
+    from inspector_app.store import reference
+
+    snapshot: dict[str, Any] = {}
+    if plate_text:
+        try:
+            plate = parse_plate(plate_text)
+        except IdentityError as exc:
+            raise ServiceError("plate", exc.message) from None
+        snapshot.update(plate=plate.display(), plate_key=plate.canonical_key())
+        view = reference.find_vehicle(store, plate_text)
+        if view is not None:
+            snapshot.update(reference.vehicle_facts(view))
+            snapshot["registered"] = True
+        else:
+            snapshot["registered"] = False
+    for key, value in (manual or {}).items():
+        if key not in ("chassis_year", "body_year", "seats", "doors", "make_model", "renavam",
+                       "fleet_number", "insurance_valid_until", "last_vistoria"):
+            raise ServiceError(f"vehicle.{key}", f"Campo de veículo desconhecido: {key}.")
+        snapshot[key] = value
+    return snapshot
+
+
+def start_inspection(
+    *,
+    store: Store,
+    session: Session,
+    pack_id: str,
+    kind: str,
+    location_type: str,
+    place: str,
+    plate: str | None = None,
+    vehicle: Mapping[str, Any] | None = None,
+    driver: Mapping[str, Any] | None = None,
+    occurred_at: str | None = None,
+    latitude: float | None = None,
+    longitude: float | None = None,
+    start_of_operation: bool = False,
+    manifest_insecurity: bool = False,
+    facts: Mapping[str, Any] | None = None,
+) -> str:
+    """Open an inspection; its header is on disk when this returns. Returns its id."""
+    _require(session, "start_inspection")
+    pack = _pack(pack_id)
+    if kind not in ("vistoria", "fiscalizacao"):
+        raise ServiceError("kind", "Tipo de inspeção inválido (vistoria ou fiscalização).")
+    if location_type not in LOCATION_TYPES:
+        raise ServiceError("location_type", "Tipo de local inválido.")
+    if not place.strip():
+        raise ServiceError("place", "Informe o local da inspeção (endereço ou referência).")
+    if latitude is not None and not -90 <= latitude <= 90:
+        raise ServiceError("latitude", "Latitude fora do intervalo -90..90.")
+    if longitude is not None and not -180 <= longitude <= 180:
+        raise ServiceError("longitude", "Longitude fora do intervalo -180..180.")
+    when = occurred_at or dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
+    snapshot = _vehicle_snapshot(store, plate, vehicle)
+    inspection_id = str(uuid.uuid4())
+    probe = {
+        "pack": pack.id, "occurred_at": when, "location_type": location_type,
+        "vehicle": {k: v for k, v in snapshot.items() if k in _CASE_VEHICLE},
+        "driver": {k: v for k, v in (driver or {}).items() if k in _CASE_DRIVER},
+        "facts": dict(facts or {}),
+    }
+    try:
+        parse_case(probe)
+    except CaseError as exc:
+        raise ServiceError(exc.field, exc.message) from None
+    repo.create_inspection(store, {
+        "id": inspection_id, "pack_id": pack.id, "pack_version": pack.meta.version,
+        "pack_hash": pack.content_hash, "kind": kind, "matricula": session.matricula,
+        "started_at": utc_now(), "occurred_at": when, "location_type": location_type,
+        "place": place.strip(), "latitude": latitude, "longitude": longitude,
+        "vehicle_id": snapshot.get("id"), "plate": snapshot.get("plate"),
+        "plate_key": snapshot.get("plate_key"), "vehicle": snapshot,
+        "driver": dict(driver or {}), "facts": dict(facts or {}),
+        "start_of_operation": start_of_operation, "manifest_insecurity": manifest_insecurity,
+    })
+    return inspection_id
+
+
+_CASE_VEHICLE = ("plate", "chassis_year", "body_year", "seats", "doors",
+                 "insurance_valid_until", "last_vistoria")
+_CASE_DRIVER = ("cpf", "cnh", "registered", "name", "cnh_override_reason")
+
+
+def record_answer(
+    *, store: Store, inspection_id: str, item_id: str, result: str, note: str = "",
+    rules: Sequence[str] = (), value: object = None,
+) -> None:
+    """Save one checklist answer now (a crash right after loses nothing)."""
+    insp = repo.require_open(store, inspection_id)
+    pack = _pack(insp.pack_id)
+    item = pack.items.get(item_id)
+    if item is None:
+        raise ServiceError("item_id", f"Item {item_id} não existe no pacote {pack.id}.")
+    if result not in ("ok", "fail", "na"):
+        raise ServiceError("result", "Resposta inválida: conforme, não conforme ou não se aplica.")
+    bad = [r for r in rules if r not in item.allowed_rules]
+    if bad:
+        raise ServiceError(
+            "rules", f"Infração {bad[0]} não decorre do item {item_id}."
+        )
+    repo.add_answer(store, inspection_id, item_id, result, rules=tuple(rules), note=note,
+                    value=value)
+
+
+def update_inspection(*, store: Store, inspection_id: str, driver: Mapping[str, Any] | None = None,
+                      facts: Mapping[str, Any] | None = None, place: str | None = None,
+                      start_of_operation: bool | None = None,
+                      manifest_insecurity: bool | None = None) -> None:
+    insp = repo.require_open(store, inspection_id)
+    changes: dict[str, Any] = {}
+    if driver is not None:
+        changes["driver"] = dict(driver)
+    if facts is not None:
+        changes["facts"] = dict(facts)
+    if place is not None:
+        if not place.strip():
+            raise ServiceError("place", "Informe o local da inspeção.")
+        changes["place"] = place.strip()
+    if start_of_operation is not None:
+        changes["start_of_operation"] = int(start_of_operation)
+    if manifest_insecurity is not None:
+        changes["manifest_insecurity"] = int(manifest_insecurity)
+    if changes:
+        probe = _case_data(store, dataclasses.replace(insp, **{
+            k: v for k, v in changes.items() if k in ("driver", "facts")}))
+        try:
+            parse_case(probe)
+        except CaseError as exc:
+            raise ServiceError(exc.field, exc.message) from None
+        repo.update_open(store, inspection_id, changes)
+
+
+def attach_photo(*, store: Store, inspection_id: str, source: Path,
+                 item_id: str | None = None) -> int:
+    """Import a photo (EXIF orientation applied, original kept, hashes of both)."""
+    from inspector_app.media.photos import PhotoError, import_photo
+
+    insp = repo.require_open(store, inspection_id)
+    if item_id is not None and item_id not in _pack(insp.pack_id).items:
+        raise ServiceError("item_id", f"Item {item_id} não existe no pacote.")
+    try:
+        files = import_photo(Path(source), store.blob_dir)
+    except PhotoError as exc:
+        raise ServiceError("photo", exc.message_pt) from None
+    except OSError as exc:
+        raise ServiceError("photo", f"Não foi possível ler a foto: {exc.strerror}.") from None
+    return repo.add_photo(store, inspection_id, {
+        "item_id": item_id, "original_sha256": files.original_sha256,
+        "working_sha256": files.working_sha256, "thumb_sha256": files.thumb_sha256,
+        "original_name": Path(source).name, "width": files.width, "height": files.height,
+        "taken_at": files.taken_at,
+    })
+
+
+def record_signature(
+    *, store: Store, inspection_id: str, role: str, status: str,
+    strokes: Sequence[Sequence[tuple[float, float]]] | None = None,
+    size: tuple[int, int] = (600, 200), note: str = "",
+) -> None:
+    """Signature of the agent or the driver, or the driver's refusal/absence with a note."""
+    from inspector_app.media.signatures import SignatureError, save_signature_png
+
+    repo.require_open(store, inspection_id)
+    if role not in ("agent", "driver"):
+        raise ServiceError("role", "Assinatura do agente ou do condutor.")
+    if status not in ("signed", "refused", "absent"):
+        raise ServiceError("status", "Situação da assinatura inválida.")
+    if role == "agent" and status != "signed":
+        raise ServiceError("status", "O agente deve assinar o auto.")
+    png_sha = None
+    if status == "signed":
+        try:
+            png_sha, _path = save_signature_png(
+                [list(s) for s in strokes or []], width=size[0], height=size[1],
+                blob_dir=store.blob_dir,
+            )
+        except SignatureError as exc:
+            raise ServiceError("strokes", exc.message_pt) from None
+    else:
+        what = "recusa" if status == "refused" else "ausência"
+        note = _reason("note", note, f"a observação do agente sobre a {what} do condutor")
+    repo.add_signature(store, inspection_id, role, status, png_sha, note)
+
+
+def _history(store: Store, insp: repo.InspectionRow) -> list[dict[str, Any]]:
+    from inspector_app.store import reference
+
+    holder = insp.vehicle.get("holder_id")
+    rows = reference.history_for(store, holder_id=holder, plate_key=insp.plate_key)
+    cutoff = insp.occurred_at[:10]
+    return [r for r in rows if str(r["date"]) <= cutoff]
+
+
+def _case_data(store: Store, insp: repo.InspectionRow,
+               extra: Sequence[str] = ()) -> dict[str, Any]:
+    answers = repo.current_answers(store, insp.id)
+    checklist = {
+        a.item_id: ({"result": a.result, "rules": list(a.rules)} if a.rules else a.result)
+        for a in answers.values()
+    }
+    return {
+        "pack": insp.pack_id, "occurred_at": insp.occurred_at,
+        "location_type": insp.location_type, "start_of_operation": insp.start_of_operation,
+        "manifest_insecurity": insp.manifest_insecurity,
+        "vehicle": {k: v for k, v in insp.vehicle.items() if k in _CASE_VEHICLE and v is not None},
+        "driver": {k: v for k, v in insp.driver.items() if k in _CASE_DRIVER and v is not None},
+        "checklist": checklist, "infractions": list(extra), "facts": insp.facts,
+        "history": _history(store, insp),
+    }
+
+
+def evaluate_inspection(*, store: Store, inspection_id: str,
+                        added: Sequence[str] = ()) -> Outcome:
+    """What the regulation says about the answers so far (the result screen)."""
+    insp = repo.get_inspection(store, inspection_id)
+    try:
+        return evaluate_parsed(case=parse_case(_case_data(store, insp, added)))
+    except CaseError as exc:
+        raise ServiceError(exc.field, exc.message) from None
+
+
+@dataclass(frozen=True)
+class SealResult:
+    records: tuple[SealedRecord, ...]
+    outcome: Outcome | None
+    warnings: tuple[str, ...]
+
+    def of_kind(self, kind: str) -> SealedRecord | None:
+        return next((r for r in self.records if r.kind == kind), None)
+
+
+def seal_inspection(
+    *,
+    store: Store,
+    session: Session,
+    inspection_id: str,
+    narrative: str = "",
+    removed: Mapping[str, str] | None = None,
+    added: Sequence[str] = (),
+    retain: bool = False,
+    retention_place: str = "",
+    insecurity_justification: str = "",
+) -> SealResult:
+    """Seal the inspection's documents in one transaction and close it.
+
+    Removing a proposed infraction needs a reason; adding one comes from the catalogue.
+    A retention needs grounds and a place where the law allows it (art. 37 §único) or a
+    justified manifest insecurity.
+    """
+    _require(session, "seal_inspection")
+    insp = repo.require_open(store, inspection_id)
+    removed = dict(removed or {})
+    outcome = evaluate_inspection(store=store, inspection_id=inspection_id, added=added)
+    proposed = {i.rule_id for i in outcome.infractions}
+    for rule_id, why in removed.items():
+        if rule_id not in proposed:
+            raise ServiceError("removed", f"{rule_id} não foi proposta pelo sistema.")
+        removed[rule_id] = _reason("removed", why, f"o motivo para retirar {rule_id}")
+    infractions = [i for i in outcome.infractions if i.rule_id not in removed]
+    signatures = repo.current_signatures(store, inspection_id)
+    if "agent" not in signatures:
+        raise ServiceError("signature", "Falta a assinatura do agente.")
+    if infractions and "driver" not in signatures:
+        raise ServiceError(
+            "signature",
+            "Falta a assinatura do condutor, ou o registro de que se recusou a assinar / "
+            "estava ausente (com observação).",
+        )
+    if infractions and not narrative.strip():
+        raise ServiceError("narrative", "Descreva os fatos (narrativa do agente).")
+    warnings = list(outcome.warnings)
+    retention = outcome.retention
+    if retain:
+        grounds = retention.grounds or retention.possible_grounds
+        if not grounds:
+            raise ServiceError("retain", "Não há fundamento de retenção para este caso.")
+        if retention.allowed_here is False and not insecurity_justification.strip():
+            raise ServiceError(
+                "retain",
+                "A retenção não pode ser feita neste local (somente em terminais ou pontos de "
+                "controle, art. 37, parágrafo único), salvo insegurança manifesta justificada.",
+            )
+        if not retention_place.strip():
+            raise ServiceError("retention_place", "Informe onde o veículo fica retido.")
+    elif retention.required:
+        warnings.append("Retenção exigida pela regra não foi aplicada pelo agente.")
+    pack = _pack(insp.pack_id)
+    photos = repo.photos(store, inspection_id)
+    answers = repo.current_answers(store, inspection_id)
+    base = {
+        "pack": {"id": pack.id, "version": insp.pack_version, "hash": insp.pack_hash,
+                 "status": pack.meta.status, "organ": pack.meta.organ,
+                 "organ_name": pack.meta.organ_name},
+        "agent": {"matricula": session.matricula, "name": session.name},
+        "occurred_at": insp.occurred_at,
+        "location": {"type": insp.location_type, "place": insp.place,
+                     "latitude": None if insp.latitude is None else f"{insp.latitude:.6f}",
+                     "longitude": None if insp.longitude is None else f"{insp.longitude:.6f}"},
+        "vehicle": insp.vehicle,
+        "driver": insp.driver,
+        "facts": {k: (str(v) if isinstance(v, float) else v) for k, v in insp.facts.items()},
+        "inspection_kind": insp.kind,
+        "answers": {a.item_id: {"result": a.result, "rules": list(a.rules), "note": a.note,
+                                "answered_at": a.answered_at} for a in answers.values()},
+        "photos": [{"item_id": p.item_id, "original_sha256": p.original_sha256,
+                    "working_sha256": p.working_sha256, "thumb_sha256": p.thumb_sha256,
+                    "name": p.original_name} for p in photos],
+        "signatures": {role: {"status": s.status, "png_sha256": s.png_sha256, "note": s.note,
+                              "signed_at": s.signed_at} for role, s in signatures.items()},
+        "narrative": narrative.strip(),
+    }
+    common = {"inspection_id": inspection_id, "plate_key": insp.plate_key,
+              "holder_id": insp.vehicle.get("holder_id"), "occurred_on": insp.occurred_at[:10]}
+    outcome_json = outcome.as_json()
+    outcome_json["infractions"] = [i.as_json() for i in infractions]
+    drafts: list[RecordDraft] = []
+    if insp.kind == "vistoria":
+        drafts.append(RecordDraft("auto_vistoria", {
+            **base, "result": "reprovado" if infractions else "aprovado",
+            "outcome": outcome_json, "removed": removed, "added": list(added),
+        }, **common))
+    auto_id = new_record_id()
+    if infractions:
+        drafts.append(RecordDraft("auto_infracao", {
+            **base, "outcome": outcome_json, "removed": removed, "added": list(added),
+        }, record_id=auto_id, **common))
+    if retain:
+        drafts.append(RecordDraft("termo_retencao", {
+            **base,
+            "grounds": [g.id for g in (retention.grounds or retention.possible_grounds)],
+            "retention": retention.as_json(), "place": retention_place.strip(),
+            "insecurity_justification": insecurity_justification.strip(),
+        }, refers_to=auto_id if infractions else None, **common))
+    if not drafts:
+        raise ServiceError(
+            "infractions", "Nada a selar: fiscalização sem infrações não gera auto."
+        )
+    sealed = seal_records(store, drafts, close_inspection=inspection_id)
+    low = numbering.low_numbers_warning(store)
+    if low:
+        warnings.append(low)
+    return SealResult(tuple(sealed), outcome, tuple(warnings))
+
+
+def abandon_inspection(*, store: Store, inspection_id: str, reason: str) -> None:
+    """Close an open inspection without documents (kept, never deleted)."""
+    repo.require_open(store, inspection_id)
+    why = _reason("reason", reason, "o motivo do abandono")
+    facts = {**repo.get_inspection(store, inspection_id).facts}
+    repo.update_open(store, inspection_id, {"status": "abandoned", "sealed_at": utc_now(),
+                                            "facts": {**facts, "abandon_reason": why}})
+
+
+# --- retention desk, cancellation, reprint ------------------------------------------------------
+
+
+def vehicles_held(*, store: Store) -> list[dict[str, Any]]:
+    """Termos de retenção without a termo de liberação (vehicles still held)."""
+    rows = store.conn.execute(
+        "SELECT id FROM records r WHERE kind = 'termo_retencao' AND NOT EXISTS ("
+        "SELECT 1 FROM records x WHERE x.refers_to = r.id AND x.kind IN "
+        "('termo_liberacao', 'cancelamento')) ORDER BY created_at"
+    ).fetchall()
+    out = []
+    for (rid,) in rows:
+        rec = load_record(store, rid)
+        body = rec.envelope["body"]
+        out.append({"record_id": rid, "number": rec.display_number,
+                    "plate": body["vehicle"].get("plate"), "place": body.get("place"),
+                    "grounds": body.get("grounds", []), "retained_at": rec.created_at})
+    return out
+
+
+def release_vehicle(
+    *,
+    store: Store,
+    session: Session,
+    retention_id: str,
+    fault_fixed: bool = False,
+    rechecked_items: Sequence[str] = (),
+    workshop: str = "",
+    workshop_deadline: str | None = None,
+    payment_reference: str = "",
+    compromisso_signed: bool = False,
+    note: str = "",
+) -> SealResult:
+    """Termo de liberação under art. 38 (I fault fixed, II to a workshop, III payment —
+    a warning only, never a block); over-age retention needs a termo de compromisso (§único).
+    """
+    _require(session, "release_vehicle")
+    held = {h["record_id"]: h for h in vehicles_held(store=store)}
+    if retention_id not in held:
+        raise ServiceError("retention_id", "Este veículo não está retido (ou já foi liberado).")
+    retention = load_record(store, retention_id)
+    grounds = held[retention_id]["grounds"]
+    over_age = any(g.endswith(".37.III") for g in grounds)
+    if not (fault_fixed or workshop.strip() or over_age):
+        raise ServiceError(
+            "conditions",
+            "Liberação exige falta sanada e verificada (art. 38, I) ou encaminhamento a "
+            "oficina (art. 38, II).",
+        )
+    if fault_fixed and not rechecked_items and not over_age:
+        raise ServiceError("rechecked_items", "Informe os itens verificados novamente.")
+    if over_age and not compromisso_signed:
+        raise ServiceError(
+            "compromisso",
+            "Veículo retido por idade: a liberação exige termo de compromisso de não voltar a "
+            "operá-lo (art. 38, parágrafo único).",
+        )
+    warnings = []
+    if not payment_reference.strip():
+        warnings.append(
+            "Pagamento de multas e despesas não informado (art. 38, III): apenas aviso — a "
+            "liberação não depende de pagamento (SV 21; STJ Súm. 510)."
+        )
+    env = retention.envelope
+    common = {"plate_key": env["plate_key"], "holder_id": env["holder_id"],
+              "occurred_on": dt.date.today().isoformat(), "refers_to": retention_id}
+    body = {
+        "retention_number": retention.display_number,
+        "vehicle": env["body"]["vehicle"], "agent": {"matricula": session.matricula,
+                                                     "name": session.name},
+        "conditions": {"fault_fixed": fault_fixed, "rechecked_items": list(rechecked_items),
+                       "workshop": workshop.strip(), "workshop_deadline": workshop_deadline,
+                       "payment_reference": payment_reference.strip()},
+        "note": note.strip(), "warnings": warnings,
+    }
+    drafts = [RecordDraft("termo_liberacao", body, **common)]
+    if over_age:
+        drafts.insert(0, RecordDraft("termo_compromisso", {
+            **body, "commitment": "O permissionário compromete-se a não voltar a operar o "
+            "veículo no serviço (art. 38, parágrafo único)."}, **common))
+    sealed = seal_records(store, drafts)
+    return SealResult(tuple(sealed), None, tuple(warnings))
+
+
+def _record_or_error(store: Store, record_id: str) -> SealedRecord:
+    try:
+        return load_record(store, record_id)
+    except StoreError:
+        raise ServiceError("record_id", "Auto ou termo não encontrado.") from None
+
+
+def find_record(*, store: Store, number: str) -> SealedRecord:
+    """A record by its printed number (``SERIES-000123``), id or verification code."""
+    text = number.strip().upper()
+    row = store.conn.execute(
+        "SELECT id FROM records WHERE id = ? OR verification_code = ? OR "
+        "(series || '-' || printf('%06d', number)) = ?",
+        [number.strip(), text, text],
+    ).fetchone()
+    if row is None:
+        raise ServiceError("number", f"Nenhum auto com o número ou código {number}.")
+    return load_record(store, str(row[0]))
+
+
+def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) -> SealResult:
+    """Cancel a sealed document by a new linked record (supervisor, with a reason)."""
+    _require(session, "cancel_auto")
+    why = _reason("reason", reason, "o motivo do cancelamento")
+    target = _record_or_error(store, record_id)
+    if target.kind in ("cancelamento", "numero_anulado"):
+        raise ServiceError("record_id", "Este registro não pode ser cancelado.")
+    done = store.conn.execute(
+        "SELECT 1 FROM records WHERE refers_to = ? AND kind = 'cancelamento'", [record_id]
+    ).fetchone()
+    if done:
+        raise ServiceError("record_id", "Este auto já foi cancelado.")
+    env = target.envelope
+    sealed = seal_records(store, [RecordDraft("cancelamento", {
+        "cancelled_number": target.display_number, "cancelled_kind": target.kind,
+        "cancelled_sha256": target.sha256, "reason": why,
+        "supervisor": {"matricula": session.matricula, "name": session.name},
+    }, refers_to=record_id, plate_key=env.get("plate_key"), holder_id=env.get("holder_id"),
+        occurred_on=dt.date.today().isoformat())])
+    return SealResult(tuple(sealed), None, ())
+
+
+def void_number(*, store: Store, session: Session, reason: str) -> SealResult:
+    """Void the next number of the talonário (e.g. a spoiled paper form), with a reason."""
+    _require(session, "seal_inspection")
+    why = _reason("reason", reason, "o motivo da anulação do número")
+    sealed = seal_records(store, [RecordDraft("numero_anulado", {
+        "reason": why, "agent": {"matricula": session.matricula, "name": session.name}})])
+    return SealResult(tuple(sealed), None, ())
+
+
+def log_print(*, store: Store, session: Session, record_id: str, copy: str,
+              layout: str = "a4", printer: str | None = None) -> int:
+    """Log a print of a sealed document; returns the reprint number (0 = first print)."""
+    _require(session, "reprint")
+    _record_or_error(store, record_id)
+    if copy not in ("1", "2"):
+        raise ServiceError("copy", "Via inválida (1ª ou 2ª).")
+    if layout not in ("a4", "80mm"):
+        raise ServiceError("layout", "Formato inválido (A4 ou 80 mm).")
+    store.require_writable()
+    with store.atomic():
+        row = store.conn.execute(
+            "SELECT COUNT(*) FROM print_log WHERE record_id = ? AND copy = ?", [record_id, copy]
+        ).fetchone()
+        reprint_number = int(row[0])
+        store.conn.execute(
+            "INSERT INTO print_log(record_id, copy, layout, reprint_number, matricula, "
+            "printed_at, printer) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [record_id, copy, layout, reprint_number, session.matricula, utc_now(), printer],
+        )
+    return reprint_number
+
+
+def reprint(*, store: Store, session: Session, record_id: str, copy: str = "1",
+            layout: str = "a4") -> int:
+    """Print again ("2ª VIA – reimpressão n.º k"): logged and counted; returns k.
+
+    k is 0 when the document had never been printed (then it is the first print).
+    """
+    return log_print(store=store, session=session, record_id=record_id, copy=copy,
+                     layout=layout)

@@ -35,9 +35,11 @@ WORKING_QUALITY = 85
 THUMB_BOX = (480, 360)
 THUMB_QUALITY = 80
 
-# Format as Pillow names it -> (MIME type, suffix of the stored original). MPO is how
-# Pillow opens the multi-picture JPEGs many phones and cameras write.
-ACCEPTED_FORMATS: dict[str, tuple[str, str]] = {
+# Decoders tried, as Pillow names them; no other of its many plugins sees the bytes.
+ACCEPTED_FORMATS = ("JPEG", "PNG", "WEBP")
+# Format of the opened image -> (MIME type, suffix of the stored original). The JPEG
+# decoder opens the multi-picture JPEGs many phones and cameras write as "MPO".
+_TYPES: dict[str, tuple[str, str]] = {
     "JPEG": ("image/jpeg", ".jpg"),
     "MPO": ("image/jpeg", ".jpg"),
     "PNG": ("image/png", ".png"),
@@ -122,10 +124,10 @@ def import_photo(source: Path, blob_dir: Path) -> PhotoFiles:
     are left alone, since other records may name them.
     """
     data = _read_source(source)
-    with _decoding(), Image.open(io.BytesIO(data), formats=list(ACCEPTED_FORMATS)) as im:
+    with _decoding(), Image.open(io.BytesIO(data), formats=ACCEPTED_FORMATS) as im:
         if im.width * im.height > MAX_PIXELS:
             raise _too_many_pixels()
-        mime, suffix = ACCEPTED_FORMATS[im.format or ""]
+        mime, suffix = _TYPES[im.format or ""]
         taken_at = _taken_at(im.getexif())
         # JPEG can decode at 1/2, 1/4 or 1/8 scale, still reading every byte (truncation
         # is caught); only scales that stay at least as large as the working box are used.
@@ -137,10 +139,8 @@ def import_photo(source: Path, blob_dir: Path) -> PhotoFiles:
         upright = ImageOps.exif_transpose(im)
     rgb = _to_rgb(upright)
     icc = upright.info.get("icc_profile")
-    working_image = ImageOps.contain(rgb, WORKING_BOX, Image.Resampling.LANCZOS)
-    working = _encode_jpeg(working_image, icc, WORKING_QUALITY)
-    thumb_image = ImageOps.contain(rgb, THUMB_BOX, Image.Resampling.LANCZOS)
-    thumb = _encode_jpeg(thumb_image, icc, THUMB_QUALITY)
+    working = _encode_jpeg(_fit(rgb, WORKING_BOX), icc, WORKING_QUALITY)
+    thumb = _encode_jpeg(_fit(rgb, THUMB_BOX), icc, THUMB_QUALITY)
 
     created: list[Path] = []
     try:
@@ -222,7 +222,8 @@ def _read_source(source: Path) -> bytes:
             )
         data = source.read_bytes()
     except OSError as exc:
-        raise PhotoError("unreadable", f"Não foi possível ler o arquivo: {exc.strerror or exc}.") from exc
+        reason = exc.strerror or str(exc)
+        raise PhotoError("unreadable", f"Não foi possível ler o arquivo: {reason}.") from exc
     if data[4:8] == b"ftyp" and data[8:12] in _HEIF_BRANDS:
         raise PhotoError(
             "heic",
@@ -289,6 +290,13 @@ def _to_rgb(im: Image.Image) -> Image.Image:
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(background, rgba).convert("RGB")
     return im.convert("RGB")
+
+
+def _fit(im: Image.Image, box: tuple[int, int]) -> Image.Image:
+    """``im`` scaled down to fit ``box``, keeping its aspect; never enlarged."""
+    if im.width <= box[0] and im.height <= box[1]:
+        return im.copy()
+    return ImageOps.contain(im, box, Image.Resampling.LANCZOS)
 
 
 def _encode_jpeg(im: Image.Image, icc_profile: object, quality: int) -> bytes:

@@ -52,7 +52,9 @@ def ranges(store: Store) -> list[NumberRange]:
     return [NumberRange(*row) for row in rows]
 
 
-def add_range(store: Store, *, series: str, first: int, last: int, source: str = "hq") -> NumberRange:
+def add_range(
+    store: Store, *, series: str, first: int, last: int, source: str = "hq"
+) -> NumberRange:
     """Record a range assigned by the authority (or the demo range). Overlaps are refused."""
     if not series or first < 1 or last < first:
         raise StoreError(

@@ -50,6 +50,11 @@ class RecordDraft:
     plate_key: str | None = None
     holder_id: str | None = None
     occurred_on: str | None = None
+    record_id: str | None = None  # pre-chosen so records sealed together can refer to each other
+
+
+def new_record_id() -> str:
+    return str(uuid.uuid4())
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def _last_journal(store: Store) -> tuple[int, str]:
 def _seal_one(store: Store, key: DeviceKey, draft: RecordDraft) -> SealedRecord:
     if draft.kind not in RECORD_KINDS:
         raise StoreError(f"unknown record kind {draft.kind!r}")
-    record_id = str(uuid.uuid4())
+    record_id = draft.record_id or new_record_id()
     series = number = None
     if draft.kind in NUMBERED_KINDS:
         series, number = numbering.take_next(
@@ -207,4 +212,8 @@ def load_record(store: Store, record_id: str) -> SealedRecord:
     ).fetchone()
     if row is None:
         raise StoreError(f"no record {record_id}", "Registro não encontrado.")
-    return SealedRecord(*row[:9], envelope=json.loads(row[9]))
+    return SealedRecord(
+        id=row[0], kind=row[1], series=row[2], number=row[3], created_at=row[4],
+        sha256=row[5], signature=row[6], journal_seq=row[7], verification_code=row[8],
+        envelope=json.loads(row[9]),
+    )
