@@ -16,6 +16,8 @@ from typing import Any
 from inspector_app import __version__
 from inspector_app.domain.case import CaseError
 from inspector_app.packs import PackError, get_pack, list_packs, validate
+from inspector_app.services import ServiceError
+from inspector_app.store.db import Store, StoreError
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -124,9 +126,106 @@ def _cmd_rules_catalogue(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _open(args: argparse.Namespace) -> Store:
+    from inspector_app.store import open_store
+
+    return open_store(Path(args.data_dir) if args.data_dir else None)
+
+
+def _cmd_store_verify(args: argparse.Namespace) -> int:
+    from inspector_app.store.verify import verify_store
+
+    store = _open(args)
+    try:
+        report = verify_store(store)
+    finally:
+        store.close()
+    summary = (
+        f"{report.records} records, {report.journal_entries} journal entries, "
+        f"{report.numbers_issued} numbers issued, {report.numbers_voided} voided"
+    )
+    if report.ok:
+        print(f"store ok: {summary}")
+        return EXIT_OK
+    print(f"store has {len(report.problems)} problem(s) ({summary}):")
+    for line in report.problems:
+        print(f"  {line}")
+    return EXIT_PROBLEMS
+
+
+def _cmd_store_status(args: argparse.Namespace) -> int:
+    from inspector_app.store import numbering
+
+    store = _open(args)
+    try:
+        counts = {
+            table: store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("records", "outbox", "inspections", "ref_vehicles", "ref_inspectors")
+        }
+        pending = store.conn.execute(
+            "SELECT COUNT(*) FROM outbox WHERE acked_at IS NULL"
+        ).fetchone()[0]
+        _print_json({
+            "data_dir": str(store.data_dir),
+            "device_id": store.meta("device_id"),
+            "readonly": store.readonly,
+            "alerts": store.alerts,
+            "counts": counts,
+            "outbox_pending": pending,
+            "ranges": [
+                {"series": st.range.series, "first": st.range.first, "last": st.range.last,
+                 "source": st.range.source, "issued": st.issued, "voided": st.voided,
+                 "remaining": st.remaining}
+                for st in numbering.status(store)
+            ],
+        })
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def _cmd_registry_import(args: argparse.Namespace) -> int:
+    from inspector_app.store.registry_import import import_registry
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"inspector: {path}: no such file", file=sys.stderr)
+        return EXIT_USAGE
+    store = _open(args)
+    try:
+        report = import_registry(store, path, table=args.table)
+    finally:
+        store.close()
+    for table, n in report.imported.items():
+        print(f"{table}: {n} row(s) imported")
+    for err in report.errors:
+        print(f"  {err.where}: {err.field}: {err.message}")
+    if report.errors:
+        print(f"{len(report.errors)} row(s) rejected; good rows were kept")
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+def _cmd_demo_seed(args: argparse.Namespace) -> int:
+    from inspector_app import demo
+
+    store = _open(args)
+    try:
+        counts = demo.seed_registry(store, vehicles=args.vehicles, seed=args.seed)
+        if args.autos:
+            counts["autos"] = len(demo.seed_autos(store, autos=args.autos, seed=args.seed))
+    finally:
+        store.close()
+    _print_json(counts)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="inspector", description="Fiscalização de transporte público")
     parser.add_argument("--version", action="version", version=f"inspector {__version__}")
+    parser.add_argument(
+        "--data-dir", help="data folder (default: INSPECTOR_DATA_DIR or the user data folder)"
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     gui = sub.add_parser("gui", help="open the desktop app (default)")
@@ -150,6 +249,31 @@ def build_parser() -> argparse.ArgumentParser:
     cat = rules_sub.add_parser("catalogue", help="print a pack's infraction catalogue (JSON)")
     cat.add_argument("pack")
     cat.set_defaults(func=_cmd_rules_catalogue)
+
+    store = sub.add_parser("store", help="the local database")
+    store_sub = store.add_subparsers(dest="store_command", required=True, parser_class=_Parser)
+    sv = store_sub.add_parser(
+        "verify", help="integrity, journal chain, signatures, numbering; exit 1 on problems"
+    )
+    sv.set_defaults(func=_cmd_store_verify)
+    ss = store_sub.add_parser("status", help="counts, number ranges, outbox (JSON)")
+    ss.set_defaults(func=_cmd_store_status)
+
+    registry = sub.add_parser("registry", help="reference data (until sync with HQ exists)")
+    reg_sub = registry.add_subparsers(dest="registry_command", required=True,
+                                      parser_class=_Parser)
+    ri = reg_sub.add_parser("import", help="import CSV or JSON; bad rows reported by line")
+    ri.add_argument("file")
+    ri.add_argument("--table", help="table of a CSV file (default: from the file name)")
+    ri.set_defaults(func=_cmd_registry_import)
+
+    demo = sub.add_parser("demo", help="demonstration data")
+    demo_sub = demo.add_subparsers(dest="demo_command", required=True, parser_class=_Parser)
+    ds = demo_sub.add_parser("seed", help="a realistic registry (and sealed autos)")
+    ds.add_argument("--vehicles", type=int, default=200)
+    ds.add_argument("--autos", type=int, default=0, help="also seal N realistic autos")
+    ds.add_argument("--seed", type=int, default=1)
+    ds.set_defaults(func=_cmd_demo_seed)
     return parser
 
 
@@ -165,6 +289,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except PackError as exc:
         print(f"inspector: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except ServiceError as exc:
+        print(f"inspector: invalid {exc.field}: {exc.message_pt}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreError as exc:
+        print(f"inspector: store: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
     except BrokenPipeError:
         return EXIT_OK

@@ -512,6 +512,49 @@ def seal_inspection(
     return SealResult(tuple(sealed), outcome, tuple(warnings))
 
 
+def retain_vehicle(
+    *, store: Store, session: Session, auto_id: str, place: str,
+    insecurity_justification: str = "",
+) -> SealResult:
+    """Termo de retenção for an auto de infração already sealed (retention decided after).
+
+    Grounds and the location rule come from the auto's sealed outcome (art. 37 and §único).
+    """
+    _require(session, "retain_vehicle")
+    auto = _record_or_error(store, auto_id)
+    if auto.kind != "auto_infracao":
+        raise ServiceError("auto_id", "A retenção se vincula a um auto de infração.")
+    linked = store.conn.execute(
+        "SELECT kind FROM records WHERE refers_to = ? AND kind IN "
+        "('termo_retencao', 'cancelamento')", [auto_id]
+    ).fetchone()
+    if linked:
+        raise ServiceError("auto_id", f"Este auto já tem {linked[0].replace('_', ' ')}.")
+    body = auto.envelope["body"]
+    retention = body["outcome"]["retention"]
+    grounds = retention["grounds"] or [g["id"] for g in retention["possible_grounds"]]
+    if not grounds:
+        raise ServiceError("auto_id", "O auto não tem fundamento de retenção.")
+    if retention["allowed_here"] is False and not insecurity_justification.strip():
+        raise ServiceError(
+            "retain",
+            "A retenção não pode ser feita neste local (art. 37, parágrafo único), salvo "
+            "insegurança manifesta justificada.",
+        )
+    if not place.strip():
+        raise ServiceError("place", "Informe onde o veículo fica retido.")
+    env = auto.envelope
+    sealed = seal_records(store, [RecordDraft("termo_retencao", {
+        **{k: body[k] for k in ("pack", "occurred_at", "location", "vehicle", "driver")},
+        "agent": {"matricula": session.matricula, "name": session.name},
+        "auto_number": auto.display_number, "grounds": grounds, "retention": retention,
+        "place": place.strip(), "insecurity_justification": insecurity_justification.strip(),
+    }, refers_to=auto_id, inspection_id=env.get("inspection_id"),
+        plate_key=env.get("plate_key"), holder_id=env.get("holder_id"),
+        occurred_on=env.get("occurred_on"))])
+    return SealResult(tuple(sealed), None, ())
+
+
 def abandon_inspection(*, store: Store, inspection_id: str, reason: str) -> None:
     """Close an open inspection without documents (kept, never deleted)."""
     repo.require_open(store, inspection_id)

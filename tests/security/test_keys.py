@@ -81,7 +81,7 @@ def test_repr_shows_the_key_id_and_no_key_material():
 def test_device_key_cannot_be_modified():
     key = DeviceKey.generate()
     with pytest.raises(AttributeError):
-        key.device_key_id = "0" * 16  # type: ignore[misc]
+        key.device_key_id = "0" * 16
 
 
 @posix_only
@@ -119,7 +119,9 @@ def make_encrypted_pem() -> bytes:
     [
         pytest.param(b"", id="empty"),
         pytest.param(b"not a key at all\n", id="garbage"),
-        pytest.param(b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", id="truncated"),
+        pytest.param(
+            b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", id="truncated"
+        ),
         pytest.param(make_ec_pem(), id="not-ed25519"),
         pytest.param(make_encrypted_pem(), id="encrypted"),
     ],

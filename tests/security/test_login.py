@@ -78,7 +78,18 @@ def test_five_wrong_passwords_lock_the_account():
 
 @pytest.mark.parametrize(
     ("failures", "delay_s"),
-    [(5, 30), (6, 60), (7, 120), (8, 240), (9, 480), (10, 960), (11, 1920), (12, 3600), (13, 3600), (50, 3600)],
+    [
+        (5, 30),
+        (6, 60),
+        (7, 120),
+        (8, 240),
+        (9, 480),
+        (10, 960),
+        (11, 1920),
+        (12, 3600),
+        (13, 3600),
+        (50, 3600),
+    ],
 )
 def test_each_failure_after_the_free_attempts_doubles_the_lockout_up_to_the_cap(failures, delay_s):
     state, now = fail_times(failures - 1)
@@ -134,7 +145,9 @@ def test_any_password_during_lockout_is_refused_unchecked_and_not_counted(passwo
 def test_lockout_message_rounds_the_wait_up(remaining, wait):
     state = replace(FRESH, failures=7, locked_until=T0 + remaining)
     result = login(state, PASSWORD, T0)
-    assert result.message_pt == f"Acesso bloqueado por tentativas erradas. Tente novamente em {wait}."
+    assert (
+        result.message_pt == f"Acesso bloqueado por tentativas erradas. Tente novamente em {wait}."
+    )
 
 
 def test_right_password_after_the_lockout_passes_and_resets_failures():
@@ -154,8 +167,12 @@ def test_wrong_password_right_after_a_lockout_locks_again_for_longer():
 
 def test_setting_the_clock_back_a_little_does_not_stretch_a_lockout():
     # Locked until T0+30s; the device has already seen T0+40s; the clock now says T0+37s.
-    state = replace(FRESH, failures=5, locked_until=T0 + timedelta(seconds=30),
-                    highest_clock_seen=T0 + timedelta(seconds=40))
+    state = replace(
+        FRESH,
+        failures=5,
+        locked_until=T0 + timedelta(seconds=30),
+        highest_clock_seen=T0 + timedelta(seconds=40),
+    )
     result = login(state, PASSWORD, T0 + timedelta(seconds=37))
     assert result.code == "ok"
 
@@ -192,7 +209,9 @@ def test_stale_offline_login_is_refused_without_checking_or_counting_the_passwor
     "clock_now",
     [
         pytest.param(LAST_ONLINE + timedelta(days=1), id="clock-set-back-a-month"),
-        pytest.param(LAST_ONLINE + timedelta(days=30, minutes=58), id="clock-set-back-within-tolerance"),
+        pytest.param(
+            LAST_ONLINE + timedelta(days=30, minutes=58), id="clock-set-back-within-tolerance"
+        ),
         pytest.param(LAST_ONLINE - timedelta(days=1), id="clock-before-the-online-login"),
     ],
 )
@@ -258,7 +277,9 @@ def test_user_never_logged_in_online_is_allowed_with_a_notice():
 
 
 def test_without_an_offline_limit_an_old_online_login_is_still_accepted():
-    result = login(FRESH, PASSWORD, LAST_ONLINE + timedelta(days=400), LoginPolicy(max_offline_days=None))
+    result = login(
+        FRESH, PASSWORD, LAST_ONLINE + timedelta(days=400), LoginPolicy(max_offline_days=None)
+    )
     assert result.code == "ok"
     assert result.message_pt == "Login offline aceito (último login online em 01/10/2026)."
 

@@ -76,9 +76,24 @@ def test_argon2i_hash_is_refused_even_though_argon2_itself_would_accept_it():
 @pytest.mark.parametrize(
     ("password_hash", "parameters", "expected"),
     [
-        pytest.param(hash_password("s", parameters=FAST_PARAMETERS), DEFAULT_PARAMETERS, True, id="fast-hash-default-policy"),
-        pytest.param(hash_password("s", parameters=FAST_PARAMETERS), FAST_PARAMETERS, False, id="fast-hash-fast-policy"),
-        pytest.param(hash_password("s", parameters=FAST_PARAMETERS), HashParameters(time_cost=2, memory_cost_kib=8), True, id="more-passes-wanted"),
+        pytest.param(
+            hash_password("s", parameters=FAST_PARAMETERS),
+            DEFAULT_PARAMETERS,
+            True,
+            id="fast-hash-default-policy",
+        ),
+        pytest.param(
+            hash_password("s", parameters=FAST_PARAMETERS),
+            FAST_PARAMETERS,
+            False,
+            id="fast-hash-fast-policy",
+        ),
+        pytest.param(
+            hash_password("s", parameters=FAST_PARAMETERS),
+            HashParameters(time_cost=2, memory_cost_kib=8),
+            True,
+            id="more-passes-wanted",
+        ),
         pytest.param(other_argon2(Type.I, "s"), FAST_PARAMETERS, True, id="argon2i"),
         pytest.param(BCRYPT_SENHA, FAST_PARAMETERS, True, id="bcrypt"),
         pytest.param("garbage", FAST_PARAMETERS, True, id="garbage"),
@@ -90,7 +105,8 @@ def test_needs_rehash_when_parameters_or_scheme_differ(password_hash, parameters
 
 
 def test_verification_reads_the_cost_from_the_hash_not_from_the_defaults():
-    password_hash = hash_password("senha", parameters=HashParameters(time_cost=2, memory_cost_kib=16))
+    password_hash = hash_password(
+        "senha", parameters=HashParameters(time_cost=2, memory_cost_kib=16)
+    )
     assert "m=16,t=2,p=1" in password_hash
     assert verify_password(password_hash, "senha")
-
