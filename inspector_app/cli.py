@@ -207,13 +207,13 @@ def _cmd_registry_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo_seed(args: argparse.Namespace) -> int:
-    from inspector_app import demo
+    from inspector_app import demo, demo_autos
 
     store = _open(args)
     try:
         counts = demo.seed_registry(store, vehicles=args.vehicles, seed=args.seed)
         if args.autos:
-            counts["autos"] = len(demo.seed_autos(store, autos=args.autos, seed=args.seed))
+            counts["autos"] = len(demo_autos.seed_autos(store, autos=args.autos, seed=args.seed))
     finally:
         store.close()
     _print_json(counts)

@@ -177,7 +177,7 @@ def _vehicle_snapshot(store: Store, plate_text: str | None,
         snapshot.update(plate=plate.display(), plate_key=plate.canonical_key())
         view = reference.find_vehicle(store, plate_text)
         if view is not None:
-            snapshot.update(reference.vehicle_facts(view))
+            snapshot.update(_facts_of(view))
             snapshot["registered"] = True
         else:
             snapshot["registered"] = False
@@ -187,6 +187,32 @@ def _vehicle_snapshot(store: Store, plate_text: str | None,
             raise ServiceError(f"vehicle.{key}", f"Campo de veículo desconhecido: {key}.")
         snapshot[key] = value
     return snapshot
+
+
+def _facts_of(view: Any) -> dict[str, Any]:
+    """The registry's vehicle as a JSON snapshot (sealed with the record, so a reprint
+    years later shows the vehicle as it was)."""
+
+    def iso(value: dt.date | None) -> str | None:
+        return value.isoformat() if value else None
+
+    holder, line = view.holder, view.line
+    return {
+        "id": view.id, "plate": view.plate, "plate_key": view.plate_key,
+        "renavam": view.renavam, "chassis": view.chassis, "make_model": view.make_model,
+        "species": view.species, "fleet_number": view.fleet_number,
+        "chassis_year": view.chassis_year, "body_year": view.body_year, "seats": view.seats,
+        "doors": view.doors, "category": view.category, "uf": view.uf,
+        "insurance_valid_until": iso(view.insurance_valid_until),
+        "last_vistoria": iso(view.last_vistoria),
+        "holder_id": holder.id if holder else None,
+        "holder_name": holder.name if holder else None,
+        "holder_document": (holder.cpf or holder.cnpj) if holder else None,
+        "permit_number": holder.permit_number if holder else None,
+        "permit_status": holder.permit_status if holder else None,
+        "line_code": line.code if line else None, "line_name": line.name if line else None,
+        "registry_warnings": list(view.warnings),
+    }
 
 
 def start_inspection(
