@@ -274,7 +274,8 @@ def test_a_plain_password_column_in_csv_is_refused_and_a_hash_accepted(store, tm
     path.write_text(
         "id,matricula,name,role,password,password_hash\n"
         "I1,1001,João Batista Ferreira,inspector,demo1001,\n"
-        f"I2,1002,Maria da Conceição Araújo,supervisor,,{fast_hash('demo1002')}\n",
+        # argon2 hashes hold commas ("m=8,t=1,p=1"): a CSV writer quotes them.
+        f'I2,1002,Maria da Conceição Araújo,supervisor,,"{fast_hash("demo1002")}"\n',
         encoding="utf-8",
     )
     report = import_registry(store, path)
