@@ -209,6 +209,10 @@ def _cmd_registry_import(args: argparse.Namespace) -> int:
 def _cmd_demo_seed(args: argparse.Namespace) -> int:
     from inspector_app import demo, demo_autos
 
+    if args.vehicles < 0 or args.autos < 0:
+        print("inspector: --vehicles and --autos must not be negative",
+              file=sys.stderr)
+        return EXIT_USAGE
     store = _open(args)
     try:
         counts = demo.seed_registry(store, vehicles=args.vehicles, seed=args.seed)

@@ -34,6 +34,16 @@ from inspector_app.store.sealing import (
 )
 
 MIN_REASON = 10
+KIND_LABELS = {
+    "auto_vistoria": "auto de vistoria",
+    "auto_infracao": "auto de infração",
+    "termo_retencao": "termo de retenção",
+    "termo_liberacao": "termo de liberação",
+    "termo_compromisso": "termo de compromisso",
+    "cancelamento": "cancelamento",
+    "retificacao": "retificação",
+    "numero_anulado": "número anulado",
+}
 
 
 class ServiceError(ValueError):
@@ -148,7 +158,10 @@ def login(
         password=password,
         now=when,
     )
-    _save_login_state(store, matricula, result.state)
+    if not store.readonly:
+        # A read-only store (failed integrity check) still lets people in to read it;
+        # only the lockout counter cannot be kept there.
+        _save_login_state(store, matricula, result.state)
     if not result.ok:
         raise ServiceError("password", result.message_pt)
     return Session(matricula=matricula, name=name, role=role)
@@ -162,6 +175,21 @@ def _require(session: Session, action: str) -> None:
 
 
 # --- inspections -------------------------------------------------------------------------------
+
+
+def _inspection(store: Store, inspection_id: str) -> repo.InspectionRow:
+    try:
+        return repo.get_inspection(store, inspection_id)
+    except StoreError as exc:
+        raise ServiceError("inspection_id", exc.message_pt) from None
+
+
+def _open_inspection(store: Store, inspection_id: str) -> repo.InspectionRow:
+    """The inspection while it is open; a sealed or abandoned one takes nothing more."""
+    try:
+        return repo.require_open(store, inspection_id)
+    except StoreError as exc:
+        raise ServiceError("inspection_id", exc.message_pt) from None
 
 
 def _vehicle_snapshot(store: Store, plate_text: str | None,
@@ -282,7 +310,7 @@ def record_answer(
     rules: Sequence[str] = (), value: object = None,
 ) -> None:
     """Save one checklist answer now (a crash right after loses nothing)."""
-    insp = repo.require_open(store, inspection_id)
+    insp = _open_inspection(store, inspection_id)
     pack = _pack(insp.pack_id)
     item = pack.items.get(item_id)
     if item is None:
@@ -302,7 +330,7 @@ def update_inspection(*, store: Store, inspection_id: str, driver: Mapping[str, 
                       facts: Mapping[str, Any] | None = None, place: str | None = None,
                       start_of_operation: bool | None = None,
                       manifest_insecurity: bool | None = None) -> None:
-    insp = repo.require_open(store, inspection_id)
+    insp = _open_inspection(store, inspection_id)
     changes: dict[str, Any] = {}
     if driver is not None:
         changes["driver"] = dict(driver)
@@ -331,7 +359,7 @@ def attach_photo(*, store: Store, inspection_id: str, source: Path,
     """Import a photo (EXIF orientation applied, original kept, hashes of both)."""
     from inspector_app.media.photos import PhotoError, import_photo
 
-    insp = repo.require_open(store, inspection_id)
+    insp = _open_inspection(store, inspection_id)
     if item_id is not None and item_id not in _pack(insp.pack_id).items:
         raise ServiceError("item_id", f"Item {item_id} não existe no pacote.")
     try:
@@ -356,7 +384,7 @@ def record_signature(
     """Signature of the agent or the driver, or the driver's refusal/absence with a note."""
     from inspector_app.media.signatures import SignatureError, save_signature_png
 
-    repo.require_open(store, inspection_id)
+    _open_inspection(store, inspection_id)
     if role not in ("agent", "driver"):
         raise ServiceError("role", "Assinatura do agente ou do condutor.")
     if status not in ("signed", "refused", "absent"):
@@ -372,6 +400,8 @@ def record_signature(
             )
         except SignatureError as exc:
             raise ServiceError("strokes", exc.message_pt) from None
+        except ValueError as exc:
+            raise ServiceError("strokes", f"Traço de assinatura inválido: {exc}.") from None
     else:
         what = "recusa" if status == "refused" else "ausência"
         note = _reason("note", note, f"a observação do agente sobre a {what} do condutor")
@@ -408,7 +438,7 @@ def _case_data(store: Store, insp: repo.InspectionRow,
 def evaluate_inspection(*, store: Store, inspection_id: str,
                         added: Sequence[str] = ()) -> Outcome:
     """What the regulation says about the answers so far (the result screen)."""
-    insp = repo.get_inspection(store, inspection_id)
+    insp = _inspection(store, inspection_id)
     try:
         return evaluate_parsed(case=parse_case(_case_data(store, insp, added)))
     except CaseError as exc:
@@ -444,7 +474,7 @@ def seal_inspection(
     justified manifest insecurity.
     """
     _require(session, "seal_inspection")
-    insp = repo.require_open(store, inspection_id)
+    insp = _open_inspection(store, inspection_id)
     removed = dict(removed or {})
     outcome = evaluate_inspection(store=store, inspection_id=inspection_id, added=added)
     proposed = {i.rule_id for i in outcome.infractions}
@@ -478,6 +508,8 @@ def seal_inspection(
             )
         if not retention_place.strip():
             raise ServiceError("retention_place", "Informe onde o veículo fica retido.")
+        if insecurity_justification.strip():
+            warnings = [w for w in warnings if not w.startswith("A retenção não pode")]
     elif retention.required:
         warnings.append("Retenção exigida pela regra não foi aplicada pelo agente.")
     pack = _pack(insp.pack_id)
@@ -555,7 +587,7 @@ def retain_vehicle(
         "('termo_retencao', 'cancelamento')", [auto_id]
     ).fetchone()
     if linked:
-        raise ServiceError("auto_id", f"Este auto já tem {linked[0].replace('_', ' ')}.")
+        raise ServiceError("auto_id", f"Este auto já tem {KIND_LABELS[linked[0]]}.")
     body = auto.envelope["body"]
     retention = body["outcome"]["retention"]
     grounds = retention["grounds"] or [g["id"] for g in retention["possible_grounds"]]
@@ -583,9 +615,9 @@ def retain_vehicle(
 
 def abandon_inspection(*, store: Store, inspection_id: str, reason: str) -> None:
     """Close an open inspection without documents (kept, never deleted)."""
-    repo.require_open(store, inspection_id)
+    _open_inspection(store, inspection_id)
     why = _reason("reason", reason, "o motivo do abandono")
-    facts = {**repo.get_inspection(store, inspection_id).facts}
+    facts = {**_inspection(store, inspection_id).facts}
     repo.update_open(store, inspection_id, {"status": "abandoned", "sealed_at": utc_now(),
                                             "facts": {**facts, "abandon_reason": why}})
 

@@ -209,9 +209,12 @@ def open_store(data_dir: Path | None = None, *, check: bool = True) -> Store:
             conn.close()
             conn = _connect(path, readonly=True)
             readonly = True
+            # One result row can hold a whole b-tree's problems, one per line.
+            lines = [line for row in result for line in row.splitlines()
+                     if line.strip() and not line.startswith("***")]
             alerts.append(
                 "Falha na verificação de integridade do banco de dados; aberto somente para "
-                f"leitura. Detalhe: {'; '.join(result[:3])}"
+                f"leitura. Detalhe: {'; '.join(lines[:3])}"
             )
     db = Database(conn)
     store = Store(db=db, data_dir=base, path=path, readonly=readonly, alerts=alerts)

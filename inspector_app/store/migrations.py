@@ -189,4 +189,48 @@ def m0001_initial(db: Database) -> None:
         db.execute(statement)
 
 
+_SCHEMA_0002 = [
+    # PDFs as printed (content-addressed in the blob folder): which record, layout, copy and
+    # reprint each file is. Archived with the record, never rewritten.
+    """CREATE TABLE documents (
+        id INTEGER PRIMARY KEY, record_id TEXT NOT NULL REFERENCES records(id),
+        layout TEXT, copy TEXT, reprint_number INTEGER, pdf_sha256 TEXT NOT NULL,
+        created_at TEXT NOT NULL)""",
+    "CREATE INDEX idx_documents_record ON documents(record_id, id)",
+    """CREATE TRIGGER documents_no_update BEFORE UPDATE ON documents
+    BEGIN SELECT RAISE(ABORT, 'documents is append-only: sealed rows cannot change'); END""",
+    """CREATE TRIGGER documents_no_delete BEFORE DELETE ON documents
+    BEGIN SELECT RAISE(ABORT, 'documents is append-only: sealed rows cannot be deleted'); END""",
+]
+
+
+@migrations(name="0002_documents")
+def m0002_documents(db: Database) -> None:
+    for statement in _SCHEMA_0002:
+        db.execute(statement)
+
+
+_SCHEMA_0003 = [
+    # Blobs HQ has confirmed holding (HEAD 200 or PUT 2xx): not asked about again. Cleared
+    # for a blob HQ later reports missing.
+    """CREATE TABLE sync_blobs (sha256 TEXT PRIMARY KEY, confirmed_at TEXT NOT NULL)""",
+    # One row per sync run, for the status bar and the sync screen (last success, errors).
+    """CREATE TABLE sync_runs (
+        id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT,
+        online INTEGER NOT NULL DEFAULT 0, pushed INTEGER NOT NULL DEFAULT 0,
+        accepted INTEGER NOT NULL DEFAULT 0, duplicate INTEGER NOT NULL DEFAULT 0,
+        conflict INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT NULL DEFAULT 0,
+        missing_blobs INTEGER NOT NULL DEFAULT 0, unknown INTEGER NOT NULL DEFAULT 0,
+        blobs_uploaded INTEGER NOT NULL DEFAULT 0, pulled INTEGER NOT NULL DEFAULT 0,
+        error TEXT)""",
+    "CREATE INDEX idx_outbox_pending ON outbox(acked_at, ack_status)",
+]
+
+
+@migrations(name="0003_sync")
+def m0003_sync(db: Database) -> None:
+    for statement in _SCHEMA_0003:
+        db.execute(statement)
+
+
 KNOWN_MIGRATIONS = tuple(m.name for m in migrations._migrations)

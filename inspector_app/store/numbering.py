@@ -100,18 +100,27 @@ def status(store: Store) -> list[RangeStatus]:
     return out
 
 
+def usable(store: Store) -> list[RangeStatus]:
+    """The ranges numbers are taken from: HQ's once the device has one (a demo range left
+    from before enrolment is never used again), else the demo range."""
+    statuses = status(store)
+    if any(s.range.source == "hq" for s in statuses):
+        return [s for s in statuses if s.range.source == "hq"]
+    return statuses
+
+
 def remaining(store: Store) -> int:
-    return sum(s.remaining for s in status(store))
+    return sum(s.remaining for s in usable(store))
 
 
 def take_next(store: Store, record_id: str, *, void: bool = False) -> tuple[str, int]:
-    """The next number (lowest range with numbers left), marked used by ``record_id``.
+    """The next number (first usable range with numbers left), marked used by ``record_id``.
 
     Must run inside ``store.atomic()`` together with the record that carries it.
     """
     if not store.conn.in_transaction:
         raise StoreError("take_next must run inside a write transaction")
-    for s in status(store):
+    for s in usable(store):
         if s.next_number is not None:
             store.conn.execute(
                 "INSERT INTO number_usage(series, number, status, record_id, at) "

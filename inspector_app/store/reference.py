@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -264,11 +265,24 @@ def _permit_warnings(holder: HolderView | None, today: dt.date) -> list[str]:
     return out
 
 
+# get_pack checks every pack file's mtime on each call (~0.3 ms, most of a lookup); plate
+# lookups reuse its answer for a moment instead. A pack edited on disk is seen within
+# _PACK_RECHECK_S seconds.
+_PACK_RECHECK_S = 2.0
+_pack_seen: dict[str, tuple[float, Pack | None]] = {}
+
+
 def _load_pack(pack_id: str) -> Pack | None:
+    now = time.monotonic()
+    hit = _pack_seen.get(pack_id)
+    if hit is not None and now - hit[0] < _PACK_RECHECK_S:
+        return hit[1]
     try:
-        return get_pack(pack_id)
+        pack: Pack | None = get_pack(pack_id)
     except (KeyError, PackError):
-        return None
+        pack = None
+    _pack_seen[pack_id] = (now, pack)
+    return pack
 
 
 def _vehicle_view(store: Store, row: Mapping[str, Any], today: dt.date) -> VehicleView:

@@ -184,6 +184,7 @@ def seal_records(
     """Seal ``drafts`` (and mark ``close_inspection`` sealed) in one transaction."""
     if not drafts:
         raise StoreError("nothing to seal")
+    store.require_writable()  # before ensure_device, which may write the device id and key
     key = ensure_device(store)
     try:
         with store.atomic():

@@ -85,6 +85,9 @@ def _check_records(store: Store, report: Report, public_key: bytes | None) -> No
             report.add(f"{label}: no device public key to check the signature")
         elif not verify_signature(public_key, raw, sig):
             report.add(f"{label}: device signature does not verify")
+        elif base64.b64encode(sig).decode("ascii") != signature:
+            # b64decode ignores the unused bits before "=": other text, the same bytes.
+            report.add(f"{label}: signature text is not the one sealed (altered)")
         if not isinstance(seq, int):
             report.add(f"{label}: journal_seq {seq!r} is not a number")
 

@@ -1,5 +1,8 @@
 """Start the desktop app: check for a display, create the QApplication, show the main window.
 
+The main window (``ui.shell.ShellWindow``) opens the store in ``default_data_dir()``
+(``INSPECTOR_DATA_DIR`` overrides it) and offers demo mode on first run.
+
 Caveat: on Linux Qt aborts the process (SIGABRT, no message) when it finds no display, so
 ``run`` checks the environment before importing PySide6 and returns 2 with a message instead.
 """
@@ -85,8 +88,9 @@ def run(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
     from PySide6.QtWidgets import QApplication
 
-    from inspector_app.packs import list_packs
-    from inspector_app.ui.packs_window import BASE_POINT_SIZE, PacksWindow
+    from inspector_app.store import default_data_dir
+    from inspector_app.ui.packs_window import BASE_POINT_SIZE
+    from inspector_app.ui.shell import ShellWindow
 
     args = list(sys.argv if argv is None else ["inspector", *argv])
     app = QApplication.instance() or QApplication(args)
@@ -102,6 +106,6 @@ def run(argv: list[str] | None = None) -> int:
     font.setPointSize(BASE_POINT_SIZE)
     QApplication.setFont(font)
 
-    window = PacksWindow(list_packs())
+    window = ShellWindow(data_dir=default_data_dir())
     window.show()
     return app.exec()

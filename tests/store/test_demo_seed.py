@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from inspector_app.demo import DEMO_INSPECTORS, seed_parameters, seed_registry
+from inspector_app.demo import DEMO_INSPECTORS, seed_history, seed_parameters, seed_registry
 from inspector_app.domain.identity import (
     check_cnh,
     normalize_cnpj,
@@ -238,6 +238,20 @@ def test_history_rows_can_be_fixed_in_number(tmp_path):
     store = open_store(tmp_path)
     written = seed_registry(store, vehicles=50, today=TODAY, history=1234)
     assert written["history"] == counts(store)["history"] == 1234
+
+
+def test_seed_history_adds_rows_for_registered_plates_and_is_repeatable(tmp_path):
+    store = open_store(tmp_path)
+    seed_registry(store, vehicles=40, today=TODAY, history=0)
+    assert seed_history(store, rows=500, seed=2, today=TODAY) == 500
+    assert seed_history(store, rows=500, seed=2, today=TODAY) == 500  # same ids rewritten
+    assert seed_history(store, rows=100, seed=3, today=TODAY) == 100
+    assert counts(store)["history"] == 600
+    orphans = store.conn.execute(
+        "SELECT count(*) FROM ref_history h LEFT JOIN ref_vehicles v ON v.plate_key = h.plate_key "
+        "AND v.holder_id = h.holder_id WHERE v.id IS NULL"
+    ).fetchone()[0]
+    assert orphans == 0
 
 
 @pytest.mark.slow

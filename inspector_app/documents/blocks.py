@@ -1,0 +1,355 @@
+"""Building blocks of the story: the render context, text, field grids, images, rules."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reportlab.lib import colors
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.platypus import Flowable, Table, TableStyle
+from reportlab.platypus.flowables import KeepTogether
+
+from inspector_app.media.photos import blob_path
+from inspector_app.store.sealing import SealedRecord
+
+from . import fonts
+from .formatting import MISSING
+from .styles import ALERT, GREY, INK, RULE, SHADE, Styles, TextStyle
+from .text import Part, Text, wrap_plain
+
+
+@dataclass(frozen=True)
+class DocContext:
+    """Everything a story builder may read: the sealed record and how it is printed."""
+
+    record: SealedRecord
+    blob_dir: Path
+    styles: Styles
+    copy: str
+    reprint_number: int
+    demo: bool
+    title: str
+    qr: ImageReader
+    url: str
+
+    @property
+    def body(self) -> Mapping[str, Any]:
+        body = self.record.envelope.get("body", {})
+        return body if isinstance(body, Mapping) else {}
+
+    def section(self, key: str) -> Mapping[str, Any]:
+        """A JSON object of the body (an empty one when missing or not an object)."""
+        value = self.body.get(key)
+        return value if isinstance(value, Mapping) else {}
+
+
+def txt(parts: Part | Sequence[Part], style: TextStyle, *, keep_with_next: bool = False) -> Text:
+    """Wrapped text from plain strings and :class:`~.text.Run` pieces (never parsed)."""
+    seq = [parts] if isinstance(parts, str) or not isinstance(parts, Sequence) else parts
+    return Text(list(seq), style, keep_with_next=keep_with_next)
+
+
+def bullet(parts: Part | Sequence[Part], style: TextStyle) -> Text:
+    """A "• " item whose following lines hang under the text."""
+    seq = [parts] if isinstance(parts, str) or not isinstance(parts, Sequence) else parts
+    mark = "• "
+    return Text([mark, *seq], style, indent=stringWidth(mark, style.font, style.size))
+
+
+class Heading(Flowable):  # type: ignore[misc]
+    """A section title on a grey band; kept with what follows it."""
+
+    keepWithNext = 1
+
+    def __init__(self, title: str, style: TextStyle) -> None:
+        super().__init__()
+        self.title = title
+        self.style = style
+        self.spaceBefore = style.space_before
+        self.spaceAfter = style.space_after
+
+    def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
+        self.width = avail_width
+        self.height = self.style.leading
+        return self.width, self.height
+
+    def draw(self) -> None:
+        c = self.canv
+        c.setFillColor(SHADE)
+        c.rect(0, 0, self.width, self.height, stroke=0, fill=1)
+        c.setFillColor(INK)
+        c.setFont(self.style.font, self.style.size)
+        c.drawString(2, self.height * 0.5 - self.style.size * 0.36, self.title)
+
+
+def heading(ctx: DocContext, title: str) -> Heading:
+    return Heading(title.upper(), ctx.styles.heading)
+
+
+class Band(Flowable):  # type: ignore[misc]
+    """White bold text on a red band across the width (the DEMONSTRAÇÃO mark)."""
+
+    def __init__(self, label: str, style: TextStyle) -> None:
+        super().__init__()
+        self.label = label
+        self.style = style
+        self.spaceBefore = 2
+        self.spaceAfter = 5
+
+    def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
+        self.width = avail_width
+        self.height = self.style.size * 1.8
+        return self.width, self.height
+
+    def draw(self) -> None:
+        c = self.canv
+        c.setFillColor(ALERT)
+        c.rect(0, 0, self.width, self.height, stroke=0, fill=1)
+        c.setFillColorRGB(1, 1, 1)
+        c.setFont(self.style.bold_font, self.style.size)
+        c.drawCentredString(self.width / 2, self.height * 0.5 - self.style.size * 0.36,
+                            self.label)
+
+
+@dataclass(frozen=True)
+class Field:
+    label: str
+    value: str
+    span: int = 1  # columns of the A4 grid (4 across); the roll has 2
+
+
+class FieldCell(Flowable):  # type: ignore[misc]
+    """One form field: a small grey label over its value (A4), or before it on the same
+    line (``inline``, the roll's compact form). Wrapped once per width."""
+
+    def __init__(self, label: str, value: str, *, style: TextStyle, label_size: float,
+                 inline: bool) -> None:
+        super().__init__()
+        self.label = label
+        self.value = value
+        self.style = style
+        self.label_size = label_size
+        self.inline = inline
+        self._wrapped_at: float | None = None
+        self._lines: list[str] = []
+
+    def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
+        st = self.style
+        if avail_width != self._wrapped_at:
+            self._wrapped_at = avail_width
+            if self.inline:
+                lead = stringWidth(self.label + ": ", st.font, self.label_size)
+                self._lines = wrap_plain(self.value, st.font, st.size, avail_width,
+                                         first_indent=lead)
+                self.height = len(self._lines) * st.leading + 1
+            else:
+                self._lines = wrap_plain(self.value, st.font, st.size, avail_width)
+                self.height = self.label_size * 1.25 + len(self._lines) * st.leading
+            self.width = avail_width
+        return self.width, self.height
+
+    def draw(self) -> None:
+        st = self.style
+        text = self.canv.beginText()
+        text.setFillColor(GREY)
+        text.setFont(st.font, self.label_size)
+        x = 0.0
+        if self.inline:
+            label = self.label + ": "
+            y = self.height - st.size
+            text.setTextOrigin(0, y)
+            text.textOut(label)
+            x = stringWidth(label, st.font, self.label_size)
+        else:
+            text.setTextOrigin(0, self.height - self.label_size)
+            text.textOut(self.label)
+            y = self.height - self.label_size * 1.25 - st.size
+        text.setFillColor(INK)
+        text.setFont(st.font, st.size)
+        for line in self._lines:
+            text.setTextOrigin(x, y)
+            text.textOut(line)
+            x = 0.0
+            y -= st.leading
+        self.canv.drawText(text)
+
+
+_GRID = (
+    ("GRID", (0, 0), (-1, -1), 0.4, RULE),
+    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    ("LEFTPADDING", (0, 0), (-1, -1), 2.5),
+    ("RIGHTPADDING", (0, 0), (-1, -1), 2.5),
+    ("TOPPADDING", (0, 0), (-1, -1), 1.5),
+    ("BOTTOMPADDING", (0, 0), (-1, -1), 2),
+)
+
+
+def fields(ctx: DocContext, items: Sequence[Field]) -> Table:
+    """A form grid, fields packed row by row; the last field of a row takes what is left."""
+    st = ctx.styles
+    cols = st.columns
+    rows: list[list[Any]] = []
+    spans: list[tuple[int, int, int]] = []  # (row, first col, last col)
+    row: list[Any] = []
+    starts: list[int] = []
+    used = 0
+
+    def close() -> None:
+        nonlocal row, starts, used
+        if used < cols:
+            row.extend([""] * (cols - used))
+        ends = [*starts[1:], cols]
+        for first, end in zip(starts, ends, strict=True):
+            if end - first > 1:
+                spans.append((len(rows), first, end - 1))
+        rows.append(row)
+        row, starts, used = [], [], 0
+
+    for item in items:
+        span = min(cols, item.span if cols == 4 else (2 if item.span >= 2 else 1))
+        if used + span > cols:
+            close()
+        starts.append(used)
+        row.append(FieldCell(item.label, item.value or MISSING, style=st.field,
+                             label_size=st.label_size, inline=st.narrow))
+        row.extend([""] * (span - 1))
+        used += span
+    if row:
+        close()
+    commands = [*_GRID, *(("SPAN", (a, r), (b, r)) for r, a, b in spans)]
+    table = Table(rows, colWidths=[st.width / cols] * cols, style=TableStyle(commands))
+    table.hAlign = "LEFT"
+    return table
+
+
+def table(data: list[list[Any]], widths: Sequence[float], *, header: bool = True,
+          extra: Iterable[tuple[Any, ...]] = ()) -> Table:
+    commands: list[tuple[Any, ...]] = list(_GRID)
+    if header:
+        commands.append(("BACKGROUND", (0, 0), (-1, 0), SHADE))
+    commands.extend(extra)
+    t = Table(data, colWidths=list(widths), style=TableStyle(commands),
+              repeatRows=1 if header else 0)
+    t.hAlign = "LEFT"
+    return t
+
+
+def layout_grid(data: list[list[Any]], widths: Sequence[float], gap: float) -> Table:
+    """Cells side by side without lines (thumbnails, signature blocks)."""
+    return table(data, widths, header=False, extra=[
+        ("GRID", (0, 0), (-1, -1), 0, colors.white),
+        ("LEFTPADDING", (0, 0), (-1, -1), 0),
+        ("RIGHTPADDING", (0, 0), (-1, -1), gap),
+    ])
+
+
+def keep(ctx: DocContext, flowables: list[Flowable]) -> list[Flowable]:
+    """Kept on one page in A4; the roll is one page, so there the flowables go as they are."""
+    return list(flowables) if ctx.styles.narrow else [KeepTogether(list(flowables))]
+
+
+def verified_blob(blob_dir: Path, sha256: object, suffix: str) -> Path | None:
+    """The blob's path when it exists and still hashes to ``sha256``; otherwise None.
+
+    A reprint never embeds a file that is not the one the record names.
+    """
+    if not isinstance(sha256, str):
+        return None
+    try:
+        path = blob_path(blob_dir, sha256, suffix)
+        data = path.read_bytes()
+    except (ValueError, OSError):
+        return None
+    return path if hashlib.sha256(data).hexdigest() == sha256 else None
+
+
+class _BlobFile(str):
+    """A blob's file path that reportlab names by content, not by location.
+
+    reportlab names an image drawn from a file by a digest of ``"%s" % path``; printing as
+    ``blob:<sha256>`` keeps the PDF's bytes the same wherever the data folder is, while
+    the string itself (what reportlab opens) is still the path.
+    """
+
+    def __new__(cls, path: Path, sha256: str) -> _BlobFile:
+        obj = super().__new__(cls, str(path))
+        obj.sha256 = sha256
+        return obj
+
+    sha256: str
+
+    def __str__(self) -> str:
+        return f"blob:{self.sha256}"
+
+
+class Picture(Flowable):  # type: ignore[misc]
+    """A blob image fitted (aspect kept, centred) into a fixed box, or a placeholder.
+
+    Drawn by file name, so reportlab embeds a JPEG's bytes as they are instead of decoding
+    and re-compressing them (DESIGN.md §9).
+    """
+
+    def __init__(self, path: Path | None, width: float, height: float, *,
+                 frame: bool = True, missing: str = "imagem indisponível",
+                 mask: object = None) -> None:
+        super().__init__()
+        self.path = None if path is None else _BlobFile(path, path.stem)
+        self.width = width
+        self.height = height
+        self.frame = frame
+        self.missing = missing
+        self.mask = mask
+
+    def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
+        return self.width, self.height
+
+    def draw(self) -> None:
+        c = self.canv
+        if self.path is not None:
+            c.drawImage(self.path, 0, 0, self.width, self.height,
+                        preserveAspectRatio=True, anchor="c", mask=self.mask)
+        else:
+            c.setFillColor(GREY)
+            c.setFont(fonts.CONDENSED, 6.5)
+            c.drawCentredString(self.width / 2, self.height / 2 - 2, self.missing)
+        if self.frame:
+            c.setStrokeColor(RULE)
+            c.setLineWidth(0.4)
+            c.rect(0, 0, self.width, self.height)
+
+
+class QrImage(Flowable):  # type: ignore[misc]
+    """The verification QR (a PNG) drawn as a square."""
+
+    def __init__(self, reader: ImageReader, size: float) -> None:
+        super().__init__()
+        self.reader = reader
+        self.width = self.height = size
+
+    def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
+        return self.width, self.height
+
+    def draw(self) -> None:
+        self.canv.drawImage(self.reader, 0, 0, self.width, self.height)
+
+
+class Line(Flowable):  # type: ignore[misc]
+    """A horizontal rule of ``width`` points: the line a signature sits on."""
+
+    def __init__(self, width: float, *, space: float = 2) -> None:
+        super().__init__()
+        self.width = width
+        self.height = space
+
+    def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
+        return self.width, self.height
+
+    def draw(self) -> None:
+        self.canv.setStrokeColor(GREY)
+        self.canv.setLineWidth(0.6)
+        self.canv.line(0, self.height, self.width, self.height)

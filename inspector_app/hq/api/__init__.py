@@ -1,0 +1,1 @@
+"""HTTP layer: routes under ``/api/v1`` (and the public ``/verify`` page), dependencies."""

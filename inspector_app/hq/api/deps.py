@@ -1,0 +1,55 @@
+"""Shared dependencies: the app's state and the authenticated device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import Engine
+
+from inspector_app.hq.blobs import BlobStore
+from inspector_app.hq.core.config import Settings
+from inspector_app.hq.core.security import FailureLimiter
+from inspector_app.hq.devices import Device, device_for_token
+
+
+@dataclass
+class HQState:
+    settings: Settings
+    engine: Engine
+    blobs: BlobStore
+    enrol_limiter: FailureLimiter
+
+
+def get_state(request: Request) -> HQState:
+    state: HQState = request.app.state.hq
+    return state
+
+
+StateDep = Annotated[HQState, Depends(get_state)]
+
+_bearer = HTTPBearer(auto_error=False, description="device token from enrolment")
+
+
+def current_device(
+    state: StateDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Device:
+    """The device whose bearer token came with the request: 401 unknown, 403 revoked."""
+    unauthorized = HTTPException(
+        status_code=401, detail="Token de dispositivo ausente ou inválido.",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise unauthorized
+    device = device_for_token(state.engine, credentials.credentials)
+    if device is None:
+        raise unauthorized
+    if device.revoked:
+        raise HTTPException(status_code=403, detail="Dispositivo revogado pela sede.")
+    return device
+
+
+DeviceDep = Annotated[Device, Depends(current_device)]

@@ -1,0 +1,1 @@
+"""One module per resource, as in the FastAPI full-stack template."""

@@ -1,0 +1,39 @@
+"""POST /api/v1/enrol: a device trades a one-time code and its public key for a token."""
+
+from __future__ import annotations
+
+import math
+
+from fastapi import APIRouter, HTTPException, Request
+
+from inspector_app.hq.api.deps import StateDep
+from inspector_app.hq.devices import EnrolError, enrol
+from inspector_app.sync.protocol import EnrolRequest, EnrolResponse, ErrorBody
+
+router = APIRouter(tags=["enrolment"])
+
+
+@router.post(
+    "/enrol",
+    response_model=EnrolResponse,
+    responses={
+        400: {"model": ErrorBody, "description": "code unknown, expired or already used"},
+        409: {"model": ErrorBody, "description": "this public key is already enrolled"},
+        429: {"model": ErrorBody, "description": "too many failed attempts from this address"},
+    },
+)
+def post_enrol(body: EnrolRequest, request: Request, state: StateDep) -> EnrolResponse:
+    address = request.client.host if request.client else "unknown"
+    wait = state.enrol_limiter.blocked_for(address)
+    if wait > 0:
+        raise HTTPException(
+            status_code=429,
+            detail="Muitas tentativas de cadastro com código inválido; aguarde um minuto.",
+            headers={"Retry-After": str(math.ceil(wait))},
+        )
+    try:
+        return enrol(state.engine, body, address=address)
+    except EnrolError as exc:
+        if exc.counts:
+            state.enrol_limiter.fail(address)
+        raise HTTPException(status_code=exc.status, detail=exc.detail) from None

@@ -1,0 +1,31 @@
+"""GET /api/v1/pull: reference changes after a cursor, in server order, paginated."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from inspector_app.hq.api.deps import DeviceDep, StateDep
+from inspector_app.hq.reference import pull_page
+from inspector_app.sync.protocol import DEFAULT_PULL_LIMIT, MAX_PULL_LIMIT, ErrorBody, PullPage
+
+router = APIRouter(tags=["sync"])
+
+
+@router.get(
+    "/pull",
+    response_model=PullPage,
+    responses={
+        401: {"model": ErrorBody, "description": "missing or unknown device token"},
+        403: {"model": ErrorBody, "description": "device revoked"},
+    },
+)
+def get_pull(
+    device: DeviceDep,
+    state: StateDep,
+    cursor: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PULL_LIMIT)] = DEFAULT_PULL_LIMIT,
+) -> PullPage:
+    with state.engine.connect() as conn:
+        return pull_page(conn, device_id=device.id, cursor=cursor, limit=limit)

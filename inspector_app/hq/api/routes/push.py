@@ -1,0 +1,31 @@
+"""POST /api/v1/push: sealed records in, one answer per record out."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+from fastapi import APIRouter
+
+from inspector_app.hq.api.deps import DeviceDep, StateDep
+from inspector_app.hq.ingest import ingest
+from inspector_app.sync.protocol import ErrorBody, PushRequest, PushResponse
+
+router = APIRouter(tags=["sync"])
+log = logging.getLogger("inspector_app.hq.push")
+
+
+@router.post(
+    "/push",
+    response_model=PushResponse,
+    responses={
+        401: {"model": ErrorBody, "description": "missing or unknown device token"},
+        403: {"model": ErrorBody, "description": "device revoked"},
+    },
+)
+def post_push(body: PushRequest, device: DeviceDep, state: StateDep) -> PushResponse:
+    results = ingest(state.engine, device, body.records, state.blobs)
+    counts = Counter(r.status for r in results)
+    # Counts only: never a payload (it holds CPF and CNH numbers).
+    log.info("push from device %s: %s", device.id, dict(sorted(counts.items())))
+    return PushResponse(results=results)

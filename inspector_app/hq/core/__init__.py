@@ -1,0 +1,1 @@
+"""Settings, database engine and secrets handling for HQ."""

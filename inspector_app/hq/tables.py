@@ -1,0 +1,139 @@
+"""The HQ schema as SQLAlchemy Core tables; Alembic's migrations build exactly this.
+
+Times HQ sets are ISO 8601 UTC strings (``at`` columns), so SQLite and PostgreSQL store and
+compare them the same way. A record's ``created_at`` is the device's, copied from the signed
+envelope.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+# One naming convention so Alembic migrations name constraints the same on both databases.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a 64-bit identity.
+SeqInteger = BigInteger().with_variant(Integer(), "sqlite")
+
+devices = Table(
+    "devices",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("public_key", String(64), nullable=False),
+    Column("key_id", String(16), nullable=False, index=True),
+    # SHA-256 of the bearer token: the token itself is never stored.
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("enrolled_at", String(40), nullable=False),
+    Column("enrolled_from", String(64)),
+    Column("revoked_at", String(40)),
+    Column("last_seen_at", String(40)),
+)
+
+enrolment_codes = Table(
+    "enrolment_codes",
+    metadata,
+    Column("code_hash", String(64), primary_key=True),
+    Column("created_at", String(40), nullable=False),
+    Column("expires_at", String(40), nullable=False),
+    Column("series", String(40), nullable=False),
+    Column("range_size", Integer, nullable=False),
+    Column("used_at", String(40)),
+    Column("device_id", String(36), ForeignKey("devices.id")),
+)
+
+number_ranges = Table(
+    "number_ranges",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("device_id", String(36), ForeignKey("devices.id"), nullable=False, index=True),
+    Column("series", String(40), nullable=False),
+    Column("first", BigInteger, nullable=False),
+    Column("last", BigInteger, nullable=False),
+    Column("allocated_at", String(40), nullable=False),
+    Index("ix_number_ranges_series_first", "series", "first"),
+)
+
+records = Table(
+    "records",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("device_id", String(36), ForeignKey("devices.id"), nullable=False, index=True),
+    Column("kind", String(40), nullable=False),
+    Column("series", String(40)),
+    Column("number", BigInteger),
+    Column("created_at", String(64), nullable=False),
+    Column("received_at", String(40), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("signature", Text, nullable=False),
+    Column("verification_code", String(32), nullable=False, unique=True),
+    Column("refers_to", String(36), index=True),
+    Column("plate_key", String(16), index=True),
+    Column("occurred_on", String(10)),
+    UniqueConstraint("series", "number", name="uq_records_series_number"),
+)
+
+record_blobs = Table(
+    "record_blobs",
+    metadata,
+    Column("record_id", String(36), ForeignKey("records.id"), primary_key=True),
+    Column("sha256", String(64), primary_key=True),
+)
+
+# Every answer HQ gave to a pushed record, written in the transaction that stored it.
+receipts = Table(
+    "receipts",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("record_id", String(36), nullable=False, index=True),
+    Column("device_id", String(36), ForeignKey("devices.id"), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("reason", Text),
+    Column("sha256", String(64), nullable=False),
+    Column("at", String(40), nullable=False),
+)
+
+# Current reference data (HQ-owned), one JSON row per (table, key).
+reference_rows = Table(
+    "reference_rows",
+    metadata,
+    Column("table_name", String(40), primary_key=True),
+    Column("key", String(200), primary_key=True),
+    Column("row", Text, nullable=False),
+    Column("deleted", Boolean, nullable=False, default=False),
+    Column("seq", BigInteger, nullable=False),
+)
+
+# The pull log: every upsert and tombstone in server order. ``device_id`` set means the
+# change is for that device only (its number ranges).
+changes = Table(
+    "changes",
+    metadata,
+    Column("seq", SeqInteger, primary_key=True, autoincrement=True),
+    Column("table_name", String(40), nullable=False),
+    Column("key", String(200), nullable=False),
+    Column("op", String(10), nullable=False),
+    Column("row", Text, nullable=False),
+    Column("device_id", String(36), ForeignKey("devices.id"), index=True),
+    Column("at", String(40), nullable=False),
+)

@@ -1,0 +1,564 @@
+"""The device's sync engine: enrolment, then push (records and their blobs) and pull
+(reference changes), over HTTP to HQ (DESIGN.md §5).
+
+Guarantees, each kept by the schema rather than by memory (STYLE.md §5):
+
+* A record leaves the outbox only when a 2xx answer from HQ names it as ``accepted`` or
+  ``duplicate``; nothing is ever deleted from the device here.
+* A request that timed out or lost its connection is *unknown*, never *failed*: the
+  records stay pending (``ack_status = 'unknown'``) and go again next time; HQ's
+  idempotency (same id, same hash → ``duplicate``) makes the repeat harmless.
+* ``conflict`` and ``rejected`` answers quarantine the record with HQ's reason
+  (``ack_status``/``last_error``) for a person to look at; they are not retried until
+  :func:`requeue` says so.
+* Blobs go before the records that need them (``HEAD`` then ``PUT``); blobs HQ confirmed
+  are remembered in ``sync_blobs``, so an interrupted run resumes without resending them.
+* Each pull page and its cursor are applied in one transaction.
+
+Caveat: ``sync_once`` does blocking network I/O; the GUI must call it from its network
+worker, never from the GUI thread.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import socket
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from inspector_app.store import numbering
+from inspector_app.store.db import Store, StoreError, utc_now
+from inspector_app.store.sealing import device_key
+from inspector_app.sync.protocol import (
+    API_PREFIX,
+    DEFAULT_PULL_LIMIT,
+    DELIVERED,
+    MAX_PUSH_RECORDS,
+    REFERENCE_KEYS,
+    Change,
+    EnrolRequest,
+    EnrolResponse,
+    PullPage,
+    PushRecord,
+    PushRequest,
+    PushResponse,
+    PushResult,
+    blobs_of_envelope,
+    display_number,
+)
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+QUARANTINED = ("conflict", "rejected")
+
+META_HQ_URL = "hq_url"
+META_TOKEN = "hq_device_token"
+META_ENROLLED_AT = "hq_enrolled_at"
+META_LOCAL_DEVICE_ID = "local_device_id"
+META_PULL_CURSOR = "sync_pull_cursor"
+
+
+class SyncError(StoreError):
+    """Sync could not do what was asked; ``message_pt`` is for the window."""
+
+
+class _Offline(Exception):
+    """HQ did not answer (timeout, refused connection, reset) or answered 5xx."""
+
+
+class _Refused(Exception):
+    """HQ refused this device (401 unknown token, 403 revoked)."""
+
+
+@dataclass(frozen=True)
+class EnrolResult:
+    device_id: str
+    hq_url: str
+    series: str
+    first: int
+    last: int
+
+
+@dataclass
+class SyncSummary:
+    """What one :func:`sync_once` did; ``as_json()`` is what ``inspector sync`` prints."""
+
+    started_at: str
+    finished_at: str | None = None
+    online: bool = False
+    pushed: int = 0
+    accepted: int = 0
+    duplicate: int = 0
+    conflict: int = 0
+    rejected: int = 0
+    missing_blobs: int = 0
+    unknown: int = 0
+    blobs_uploaded: int = 0
+    blobs_present: int = 0
+    pulled: int = 0
+    pages: int = 0
+    pending: int = 0
+    quarantined: int = 0
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def count(self, status: str) -> None:
+        setattr(self, status, getattr(self, status) + 1)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class QuarantinedRecord:
+    record_id: str
+    kind: str
+    number: str | None
+    status: str
+    reason: str | None
+    last_attempt_at: str | None
+
+
+# --- enrolment --------------------------------------------------------------------------------
+
+
+def _base_url(hq_url: str) -> str:
+    url = hq_url.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise SyncError(f"not an http(s) URL: {hq_url!r}",
+                        "Endereço da sede inválido: use http://… ou https://….")
+    return url
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200] or response.reason_phrase
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        return str(body["detail"])
+    return str(body)[:200]
+
+
+def enrol(
+    store: Store,
+    *,
+    hq_url: str,
+    code: str,
+    device_name: str | None = None,
+    transport: httpx.BaseTransport | None = None,
+    timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+) -> EnrolResult:
+    """Enrol this device with HQ using a one-time ``code``.
+
+    Stores the device id, token and HQ URL in ``app_meta`` and adds the HQ number range,
+    in one transaction. If HQ's answer is lost, running it again with the same code works:
+    HQ recognises the same device key and answers again.
+    """
+    store.require_writable()
+    if store.meta(META_TOKEN):
+        raise SyncError("device already enrolled",
+                        f"Este dispositivo já está cadastrado na sede ({store.meta(META_HQ_URL)}).")
+    base = _base_url(hq_url)
+    key = device_key(store)
+    request = EnrolRequest(code=code.strip(), public_key=key.public_key_b64(),
+                           device_name=(device_name or socket.gethostname() or "dispositivo")[:200])
+    try:
+        with httpx.Client(base_url=base, timeout=timeout, transport=transport) as client:
+            response = client.post(f"{API_PREFIX}/enrol", json=request.model_dump())
+    except httpx.TimeoutException as exc:
+        raise SyncError(f"HQ did not answer: {exc}",
+                        "A sede não respondeu a tempo. Tente de novo com o mesmo código.") from exc
+    except httpx.TransportError as exc:
+        raise SyncError(f"cannot reach HQ: {exc}",
+                        "Não foi possível falar com a sede: verifique a conexão e o endereço.") from exc
+    if response.status_code != 200:
+        detail = _detail(response)
+        raise SyncError(f"HQ refused the enrolment ({response.status_code}): {detail}",
+                        f"A sede recusou o cadastro: {detail}")
+    try:
+        body = EnrolResponse.model_validate(response.json())
+    except (ValueError, ValidationError) as exc:
+        raise SyncError(f"unexpected enrolment answer: {exc}",
+                        "Resposta inesperada da sede ao cadastro.") from exc
+    rng = body.number_range
+    with store.atomic():
+        previous = store.meta("device_id")
+        if previous and previous != body.device_id and not store.meta(META_LOCAL_DEVICE_ID):
+            store.set_meta(META_LOCAL_DEVICE_ID, previous)
+        store.set_meta("device_id", body.device_id)
+        store.set_meta(META_TOKEN, body.token)
+        store.set_meta(META_HQ_URL, base)
+        store.set_meta(META_ENROLLED_AT, utc_now())
+        store.set_meta(META_PULL_CURSOR, "0")
+        _add_range(store, rng.series, rng.first, rng.last)
+    return EnrolResult(body.device_id, base, rng.series, rng.first, rng.last)
+
+
+def _add_range(store: Store, series: str, first: int, last: int) -> None:
+    if any(r.series == series and r.first == first and r.last == last
+           for r in numbering.ranges(store)):
+        return
+    numbering.add_range(store, series=series, first=first, last=last, source="hq")
+
+
+# --- outbox state -----------------------------------------------------------------------------
+
+
+def pending_count(store: Store) -> int:
+    """Records not yet acknowledged by HQ and not quarantined."""
+    row = store.conn.execute(
+        "SELECT COUNT(*) FROM outbox WHERE acked_at IS NULL AND "
+        "(ack_status IS NULL OR ack_status NOT IN ('conflict', 'rejected'))"
+    ).fetchone()
+    return int(row[0])
+
+
+def quarantined(store: Store) -> list[QuarantinedRecord]:
+    """Records HQ answered ``conflict`` or ``rejected``, with its reason (oldest first)."""
+    rows = store.conn.execute(
+        "SELECT o.record_id, r.kind, r.series, r.number, o.ack_status, o.last_error, "
+        "o.last_attempt_at FROM outbox o JOIN records r ON r.id = o.record_id "
+        "WHERE o.acked_at IS NULL AND o.ack_status IN ('conflict', 'rejected') "
+        "ORDER BY r.journal_seq"
+    ).fetchall()
+    return [QuarantinedRecord(r[0], r[1], display_number(r[2], r[3]), r[4], r[5], r[6])
+            for r in rows]
+
+
+def requeue(store: Store, record_ids: Iterable[str]) -> int:
+    """Send quarantined records again at the next sync (after HQ fixed its side)."""
+    ids = list(record_ids)
+    with store.atomic():
+        changed = 0
+        for rid in ids:
+            cur = store.conn.execute(
+                "UPDATE outbox SET ack_status = NULL WHERE record_id = ? AND acked_at IS NULL "
+                "AND ack_status IN ('conflict', 'rejected')", [rid])
+            changed += cur.rowcount
+    return changed
+
+
+def last_successful_sync(store: Store) -> str | None:
+    row = store.conn.execute(
+        "SELECT MAX(finished_at) FROM sync_runs WHERE error IS NULL AND online = 1"
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def _pending_batch(store: Store, after_seq: int, limit: int) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = store.conn.execute(
+        "SELECT r.id, r.kind, r.series, r.number, r.created_at, r.payload, r.sha256, "
+        "r.signature, r.journal_seq FROM outbox o JOIN records r ON r.id = o.record_id "
+        "WHERE o.acked_at IS NULL AND (o.ack_status IS NULL OR o.ack_status NOT IN "
+        "('conflict', 'rejected')) AND r.journal_seq > ? ORDER BY r.journal_seq LIMIT ?",
+        [after_seq, limit],
+    ).fetchall()
+    return rows
+
+
+def _mark_attempt(store: Store, ids: Sequence[str], status: str, error: str) -> None:
+    now = utc_now()
+    with store.atomic():
+        for rid in ids:
+            store.conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1, last_attempt_at = ?, "
+                "ack_status = ?, last_error = ? WHERE record_id = ? AND acked_at IS NULL",
+                [now, status, error, rid])
+
+
+def _apply_results(store: Store, sent: Sequence[PushRecord], results: Sequence[PushResult],
+                   summary: SyncSummary) -> list[PushResult]:
+    """Record HQ's answers in the outbox; returns the ``missing_blobs`` answers."""
+    by_id = {r.id: r for r in results}
+    now = utc_now()
+    missing: list[PushResult] = []
+    with store.atomic():
+        for record in sent:
+            result = by_id.get(record.id)
+            label = display_number(record.series, record.number) or record.id
+            if result is None:
+                status, error, acked = "unknown", "a resposta da sede não citou este registro", None
+                summary.count("unknown")
+            elif result.status in DELIVERED:
+                status, error, acked = result.status, None, now
+                summary.count(result.status)
+            else:
+                status, acked = result.status, None
+                error = result.reason or result.status
+                if result.missing:
+                    error += " (" + ", ".join(s[:12] for s in result.missing) + ")"
+                summary.count(result.status)
+                summary.problems.append(f"{label}: {result.status}: {error}")
+                if result.status == "missing_blobs":
+                    missing.append(result)
+            store.conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1, last_attempt_at = ?, "
+                "ack_status = ?, last_error = ?, acked_at = ? "
+                "WHERE record_id = ? AND acked_at IS NULL",
+                [now, status, error, acked, record.id])
+    return missing
+
+
+# --- HTTP -------------------------------------------------------------------------------------
+
+
+def _check(response: httpx.Response) -> None:
+    if response.status_code in (401, 403):
+        raise _Refused(f"HTTP {response.status_code}: {_detail(response)}")
+    if response.status_code >= 500:
+        raise _Offline(f"HQ error HTTP {response.status_code}")
+
+
+def _blob_file(store: Store, sha: str) -> Path | None:
+    folder = store.blob_dir / sha[:2]
+    for path in sorted(folder.glob(f"{sha}.*")) + [folder / sha]:
+        if path.is_file():
+            return path
+    return None
+
+
+def _confirmed(store: Store, sha: str) -> bool:
+    return store.conn.execute(
+        "SELECT 1 FROM sync_blobs WHERE sha256 = ?", [sha]).fetchone() is not None
+
+
+def _confirm(store: Store, sha: str) -> None:
+    store.conn.execute(
+        "INSERT OR IGNORE INTO sync_blobs(sha256, confirmed_at) VALUES (?, ?)", [sha, utc_now()])
+
+
+def _ensure_blob(store: Store, client: httpx.Client, sha: str, summary: SyncSummary) -> None:
+    """Make sure HQ has blob ``sha`` (HEAD, then PUT when it does not)."""
+    if _confirmed(store, sha):
+        summary.blobs_present += 1
+        return
+    url = f"{API_PREFIX}/blobs/{sha}"
+    head = client.head(url)
+    _check(head)
+    if head.status_code == 200:
+        _confirm(store, sha)
+        summary.blobs_present += 1
+        return
+    path = _blob_file(store, sha)
+    data = path.read_bytes() if path is not None else None
+    if data is None or hashlib.sha256(data).hexdigest() != sha:
+        summary.problems.append(f"arquivo {sha[:12]}… ausente ou corrompido neste dispositivo")
+        return
+    put = client.put(url, content=data, headers={"Content-Type": "application/octet-stream"})
+    _check(put)
+    if put.status_code in (200, 201):
+        _confirm(store, sha)
+        summary.blobs_uploaded += 1
+    else:
+        summary.problems.append(f"arquivo {sha[:12]}…: a sede recusou ({_detail(put)})")
+
+
+def _push_batch(store: Store, client: httpx.Client, batch: Sequence[PushRecord],
+                summary: SyncSummary) -> list[PushResult]:
+    ids = [r.id for r in batch]
+    body = PushRequest(records=list(batch)).model_dump()
+    try:
+        response = client.post(f"{API_PREFIX}/push", json=body)
+    except httpx.TransportError as exc:
+        _mark_attempt(store, ids, "unknown",
+                      f"sem resposta da sede ({type(exc).__name__}); será reenviado")
+        summary.unknown += len(ids)
+        raise _Offline(str(exc) or type(exc).__name__) from exc
+    try:
+        _check(response)
+        if response.status_code != 200:
+            raise _Offline(f"HTTP {response.status_code}: {_detail(response)}")
+        results = PushResponse.model_validate(response.json()).results
+    except (_Offline, _Refused, ValueError, ValidationError) as exc:
+        _mark_attempt(store, ids, "unknown", f"resposta da sede não confirmou: {exc}")
+        summary.unknown += len(ids)
+        if isinstance(exc, (_Offline, _Refused)):
+            raise
+        raise _Offline(f"unreadable push answer: {exc}") from exc
+    summary.pushed += len(ids)
+    return _apply_results(store, batch, results, summary)
+
+
+def _push_all(store: Store, client: httpx.Client, summary: SyncSummary, batch_size: int) -> None:
+    after = 0
+    while True:
+        rows = _pending_batch(store, after, batch_size)
+        if not rows:
+            return
+        after = int(rows[-1][8])
+        batch = [PushRecord(id=r[0], kind=r[1], series=r[2], number=r[3], created_at=r[4],
+                            payload=r[5], sha256=r[6], signature=r[7],
+                            blobs=blobs_of_envelope(_envelope(r[5])))
+                 for r in rows]
+        for sha in sorted({b for record in batch for b in record.blobs}):
+            _ensure_blob(store, client, sha, summary)
+        missing = _push_batch(store, client, batch, summary)
+        if not missing:
+            continue
+        # HQ lost (or never got) blobs we thought it had: forget the confirmations, upload
+        # again and push those records once more.
+        for result in missing:
+            for sha in result.missing:
+                store.conn.execute("DELETE FROM sync_blobs WHERE sha256 = ?", [sha])
+                _ensure_blob(store, client, sha, summary)
+        again = [r for r in batch if r.id in {m.id for m in missing}]
+        summary.missing_blobs -= len(again)
+        summary.problems = [p for p in summary.problems if ": missing_blobs:" not in p]
+        _push_batch(store, client, again, summary)
+
+
+def _envelope(payload: str) -> dict[str, Any]:
+    import json
+
+    value = json.loads(payload)
+    return value if isinstance(value, dict) else {}
+
+
+# --- pull -------------------------------------------------------------------------------------
+
+
+def _columns(store: Store, table: str) -> list[str]:
+    return [str(r[1]) for r in store.conn.execute(f"PRAGMA table_info({table})").fetchall()]
+
+
+def _apply_change(store: Store, change: Change, columns: dict[str, list[str]]) -> None:
+    if change.table == "number_ranges":
+        if change.op == "upsert":
+            row = change.row
+            _add_range(store, str(row["series"]), int(row["first"]), int(row["last"]))
+        return  # a range is never taken back from a device
+    if change.table not in REFERENCE_KEYS:
+        return  # a table this app version does not know: HQ is newer
+    table = f"ref_{change.table}"
+    if table not in columns:
+        columns[table] = _columns(store, table)
+    known = columns[table]
+    if change.op == "delete":
+        pk = REFERENCE_KEYS[change.table]
+        where = " AND ".join(f"{c} = ?" for c in pk)
+        store.conn.execute(f"DELETE FROM {table} WHERE {where}", [change.row[c] for c in pk])
+        return
+    names = [c for c in change.row if c in known]
+    marks = ", ".join("?" for _ in names)
+    store.conn.execute(
+        f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) VALUES ({marks})",
+        [change.row[c] for c in names],
+    )
+
+
+def apply_page(store: Store, page: PullPage) -> None:
+    """Apply ``page`` and move the cursor, in one transaction (all or nothing)."""
+    columns: dict[str, list[str]] = {}
+    try:
+        with store.atomic():
+            # A page may hold a vehicle before the holder it names: check at COMMIT.
+            store.conn.execute("PRAGMA defer_foreign_keys = ON")
+            for change in page.changes:
+                _apply_change(store, change, columns)
+            store.set_meta(META_PULL_CURSOR, str(page.next_cursor))
+            if page.changes:
+                store.set_meta("registry_source", "hq")
+                store.set_meta("registry_updated_at", utc_now())
+    except (sqlite3.Error, KeyError, ValueError, TypeError) as exc:
+        first = page.changes[0].seq if page.changes else page.next_cursor
+        raise SyncError(
+            f"pull page from seq {first} could not be applied: {exc}",
+            "Os dados de referência recebidos da sede não puderam ser aplicados; nada foi "
+            f"alterado (a partir da alteração {first}). Avise a sede.",
+        ) from exc
+
+
+def _pull_all(store: Store, client: httpx.Client, summary: SyncSummary, limit: int) -> None:
+    cursor = int(store.meta(META_PULL_CURSOR) or 0)
+    while True:
+        response = client.get(f"{API_PREFIX}/pull", params={"cursor": cursor, "limit": limit})
+        _check(response)
+        if response.status_code != 200:
+            raise _Offline(f"pull HTTP {response.status_code}: {_detail(response)}")
+        try:
+            page = PullPage.model_validate(response.json())
+        except (ValueError, ValidationError) as exc:
+            raise _Offline(f"unreadable pull answer: {exc}") from exc
+        if page.next_cursor < cursor:
+            raise SyncError(f"HQ moved the pull cursor back ({cursor} → {page.next_cursor})",
+                            "A sede respondeu com um cursor anterior ao atual; nada aplicado.")
+        apply_page(store, page)
+        summary.pulled += len(page.changes)
+        summary.pages += 1
+        cursor = page.next_cursor
+        if not page.more:
+            return
+
+
+# --- one run ----------------------------------------------------------------------------------
+
+
+def sync_once(
+    store: Store,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+    batch_size: int = MAX_PUSH_RECORDS,
+    pull_limit: int = DEFAULT_PULL_LIMIT,
+) -> SyncSummary:
+    """One full push (oldest first, blobs first) and pull; never raises for network trouble.
+
+    HQ unreachable, timing out or answering 5xx ends the run with ``online`` False or
+    ``error`` set and every record still pending; the next run picks up where this one
+    stopped. Raises :class:`SyncError` only when the device is not enrolled.
+    """
+    store.require_writable()
+    url, token = store.meta(META_HQ_URL), store.meta(META_TOKEN)
+    if not url or not token:
+        raise SyncError("device not enrolled",
+                        "Este dispositivo ainda não está cadastrado na sede: use "
+                        "`inspector enroll --hq URL --code CÓDIGO`.")
+    summary = SyncSummary(started_at=utc_now())
+    batch_size = max(1, min(batch_size, MAX_PUSH_RECORDS))
+    try:
+        with httpx.Client(base_url=url, timeout=timeout, transport=transport,
+                          headers={"Authorization": f"Bearer {token}"}) as client:
+            _push_all(store, client, summary, batch_size)
+            summary.online = True
+            _pull_all(store, client, summary, pull_limit)
+    except _Offline as exc:
+        summary.error = f"sede inacessível ou sem resposta: {exc}"
+    except httpx.TransportError as exc:
+        summary.error = f"sede inacessível ou sem resposta: {type(exc).__name__}: {exc}"
+    except _Refused as exc:
+        summary.online = True
+        summary.error = f"a sede recusou este dispositivo: {exc}"
+    except SyncError as exc:
+        summary.online = True
+        summary.error = exc.message_pt
+    summary.finished_at = utc_now()
+    summary.pending = pending_count(store)
+    summary.quarantined = len(quarantined(store))
+    _record_run(store, summary)
+    return summary
+
+
+def _record_run(store: Store, s: SyncSummary) -> None:
+    store.conn.execute(
+        "INSERT INTO sync_runs(started_at, finished_at, online, pushed, accepted, duplicate, "
+        "conflict, rejected, missing_blobs, unknown, blobs_uploaded, pulled, error) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [s.started_at, s.finished_at, int(s.online), s.pushed, s.accepted, s.duplicate,
+         s.conflict, s.rejected, s.missing_blobs, s.unknown, s.blobs_uploaded, s.pulled,
+         s.error],
+    )
+
+
+def _today() -> str:
+    return dt.date.today().isoformat()

@@ -1,0 +1,262 @@
+"""The sync contract shared by the device and HQ: request and answer bodies under ``/api/v1``.
+
+Pydantic v2 models, so HQ validates what arrives and publishes an OpenAPI spec from the same
+classes the client uses to read the answers. This module imports nothing from the app: HQ
+depends on it (and on ``domain``/``security``), never on the device's store.
+
+Caveat: a record's ``payload`` is the canonical JSON text exactly as the device signed it;
+it travels as a string so that no JSON re-encoding on either side can change a byte of what
+the signature and the SHA-256 cover.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import uuid
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+API_PREFIX = "/api/v1"
+MAX_PUSH_RECORDS = 100
+DEFAULT_PULL_LIMIT = 500
+MAX_PULL_LIMIT = 1000
+PUBLIC_KEY_BYTES = 32
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+# Reference tables HQ publishes (short names, as in registry files) and their primary keys.
+# ``number_ranges`` rows are published only to the device they are assigned to.
+REFERENCE_KEYS: dict[str, tuple[str, ...]] = {
+    "permit_holders": ("id",),
+    "lines": ("id",),
+    "vehicles": ("id",),
+    "drivers": ("id",),
+    "inspectors": ("id",),
+    "history": ("id",),
+    "parameters": ("pack_id", "name"),
+    "pack_versions": ("pack_id", "version"),
+    "number_ranges": ("id",),
+}
+REFERENCE_TABLES = tuple(REFERENCE_KEYS)
+
+# Why HQ rejected a record: the first word of ``PushResult.reason``.
+REJECT_INVALID_PAYLOAD = "invalid_payload"
+REJECT_NOT_CANONICAL = "not_canonical"
+REJECT_HASH_MISMATCH = "hash_mismatch"
+REJECT_WRONG_DEVICE = "wrong_device"
+REJECT_BAD_SIGNATURE = "bad_signature"
+REJECT_ENVELOPE_MISMATCH = "envelope_mismatch"
+REJECT_NUMBER_OUT_OF_RANGE = "number_out_of_range"
+REJECT_NUMBER_TAKEN = "number_taken"
+REJECT_OTHER_DEVICE = "other_device"
+
+
+def _uuid_text(value: str) -> str:
+    try:
+        parsed = uuid.UUID(value)
+    except ValueError:
+        raise ValueError("not a UUID") from None
+    if str(parsed) != value:
+        raise ValueError("UUID must be in lowercase hyphenated form")
+    return value
+
+
+def _public_key(value: str) -> str:
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("public key is not standard base64") from None
+    if len(raw) != PUBLIC_KEY_BYTES:
+        raise ValueError(f"an Ed25519 public key has {PUBLIC_KEY_BYTES} bytes")
+    return value
+
+
+RecordId = Annotated[str, AfterValidator(_uuid_text)]
+PublicKeyB64 = Annotated[str, AfterValidator(_public_key)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- enrolment --------------------------------------------------------------------------------
+
+
+class NumberRangeBody(_Model):
+    """A talonário range: numbers ``first..last`` (inclusive) of ``series``."""
+
+    series: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    first: int = Field(ge=1)
+    last: int = Field(ge=1)
+
+
+class EnrolRequest(_Model):
+    """A device asks to be enrolled with a one-time code an administrator gave it."""
+
+    code: Annotated[str, StringConstraints(min_length=4, max_length=64)]
+    public_key: PublicKeyB64 = Field(description="raw Ed25519 public key, standard base64")
+    device_name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class EnrolResponse(_Model):
+    """The device's id, its bearer token (shown once; HQ keeps only its hash) and range."""
+
+    device_id: str
+    token: str
+    number_range: NumberRangeBody
+
+
+# --- push -------------------------------------------------------------------------------------
+
+
+class PushRecord(_Model):
+    """One sealed record as the device stored it.
+
+    ``id``, ``kind``, ``series``, ``number`` and ``created_at`` repeat envelope fields so HQ
+    can index without trusting them: it checks each against the signed payload.
+    """
+
+    id: RecordId
+    kind: Annotated[str, StringConstraints(min_length=1, max_length=40)]
+    series: Annotated[str, StringConstraints(max_length=40)] | None = None
+    number: int | None = Field(default=None, ge=1)
+    created_at: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    payload: Annotated[str, StringConstraints(min_length=2, max_length=2_000_000)]
+    sha256: Sha256
+    signature: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    blobs: list[Sha256] = Field(default_factory=list, max_length=1000)
+
+
+class PushRequest(_Model):
+    records: list[PushRecord] = Field(min_length=1, max_length=MAX_PUSH_RECORDS)
+
+
+PushStatus = Literal["accepted", "duplicate", "conflict", "rejected", "missing_blobs"]
+DELIVERED: frozenset[str] = frozenset({"accepted", "duplicate"})
+
+
+class PushResult(_Model):
+    """HQ's answer for one record.
+
+    ``accepted`` and ``duplicate`` (same id, same hash) mean HQ holds the record: the
+    device may mark it delivered. ``conflict`` (same id, other hash) and ``rejected`` need a
+    person; ``missing_blobs`` lists the files to upload before pushing the record again.
+    ``reason`` starts with a machine word (``number_out_of_range: …``).
+    """
+
+    id: str
+    status: PushStatus
+    reason: str | None = None
+    missing: list[str] = Field(default_factory=list)
+
+
+class PushResponse(_Model):
+    results: list[PushResult]
+
+
+# --- pull -------------------------------------------------------------------------------------
+
+
+class Change(_Model):
+    """One reference change in server order.
+
+    ``row`` is the whole row for an upsert and only its primary-key columns for a delete
+    (a tombstone); ``key`` is the primary key values joined by ``|``.
+    """
+
+    seq: int
+    table: str
+    key: str
+    op: Literal["upsert", "delete"]
+    row: dict[str, Any]
+
+
+class PullPage(_Model):
+    changes: list[Change]
+    next_cursor: int = Field(ge=0)
+    more: bool
+
+
+# --- verification and health ------------------------------------------------------------------
+
+
+class VerifyResult(_Model):
+    """What the public verification of a printed code says (no personal data)."""
+
+    code: str
+    authentic: bool
+    kind: str | None = None
+    number: str | None = None
+    date: str | None = None
+    plate: str | None = None
+    status: Literal["valid", "cancelled"] | None = None
+    cancelled_on: str | None = None
+    organ: str | None = None
+    received_at: str | None = None
+
+
+class Health(_Model):
+    status: Literal["ok", "degraded"]
+    database: str
+    version: str
+
+
+class ErrorBody(_Model):
+    detail: str
+
+
+# --- helpers both sides use -------------------------------------------------------------------
+
+
+def reference_key(table: str, row: Mapping[str, Any]) -> str:
+    """The change key of ``row`` in ``table``: its primary-key values joined by ``|``."""
+    return "|".join(str(row[column]) for column in REFERENCE_KEYS[table])
+
+
+def verification_code_for(record_id: str) -> str:
+    """The short code printed (and in the QR) for a record: 12 base32 characters in 3
+    groups, derived from the record id. Same rule as ``store.sealing.verification_code``
+    (a test keeps the two equal); HQ checks every pushed envelope against it."""
+    digest = hashlib.sha256(b"inspector-verify:" + uuid.UUID(record_id).bytes).digest()
+    text = base64.b32encode(digest).decode("ascii")[:12]
+    return f"{text[:4]}-{text[4:8]}-{text[8:]}"
+
+
+def display_number(series: str | None, number: int | None) -> str | None:
+    """The printed number ``SERIES-000123`` (None for a record without a number)."""
+    if not series or number is None:
+        return None
+    return f"{series}-{number:06d}"
+
+
+def blobs_of_envelope(envelope: Mapping[str, Any]) -> list[str]:
+    """SHA-256s of the files a sealed record names: photos (original, working copy,
+    thumbnail) and signature images. Sorted, without repeats.
+
+    Only those places are read: other ``*_sha256`` fields (``cancelled_sha256``) are hashes
+    of records, not files.
+    """
+    body = envelope.get("body")
+    if not isinstance(body, Mapping):
+        return []
+    found: set[str] = set()
+    photos = body.get("photos")
+    if isinstance(photos, list):
+        for photo in photos:
+            if isinstance(photo, Mapping):
+                for name in ("original_sha256", "working_sha256", "thumb_sha256"):
+                    value = photo.get(name)
+                    if isinstance(value, str) and value:
+                        found.add(value)
+    signatures = body.get("signatures")
+    if isinstance(signatures, Mapping):
+        for signature in signatures.values():
+            if isinstance(signature, Mapping):
+                value = signature.get("png_sha256")
+                if isinstance(value, str) and value:
+                    found.add(value)
+    return sorted(found)

@@ -1,0 +1,431 @@
+"""The checklist step: the pack's items by section, each answer saved as it is given.
+
+On a focused item, C answers "conforme", N "não conforme" and A "não se aplica", then focus
+moves to the next item (and on to the next section); arrows move between items. Every
+answer, note, value and photo goes to the store worker at once (``record_answer``,
+``attach_photo``), so a crash in the middle of the checklist loses nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QDate, QSize, Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QDateEdit,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector_app import services
+from inspector_app.ui.errors import describe_error
+from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner
+
+RESULTS = {"ok": "Conforme", "fail": "Não conforme", "na": "Não se aplica"}
+KEYS = {Qt.Key.Key_C: "ok", Qt.Key.Key_N: "fail", Qt.Key.Key_A: "na"}
+_CHECKED_STYLE = {
+    "ok": "QPushButton:checked { background:#1e7b34; color:white; font-weight:bold; }",
+    "fail": "QPushButton:checked { background:#b3261e; color:white; font-weight:bold; }",
+    "na": "QPushButton:checked { background:#5f6368; color:white; font-weight:bold; }",
+}
+
+
+class PhotoChooser:
+    """Pick a photo file for a checklist item; tests replace :meth:`ask`."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None) -> Path | None:
+        name, _filter = QFileDialog.getOpenFileName(
+            parent, "Escolher foto", "", "Fotos (*.jpg *.jpeg *.png *.webp)"
+        )
+        return Path(name) if name else None
+
+
+class ItemRow(QFrame):
+    """One checklist item: label, criterion, the three answers, value, note and photos."""
+
+    answer_changed = Signal(object)  # self: save the answer (result, note, rules, value)
+    photo_requested = Signal(object)  # self
+    next_requested = Signal(object, int)  # self, +1 / -1
+
+    def __init__(self, item: Any, rules: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.item = item
+        self.setObjectName("itemRow")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName(f"Item {item.id}: {item.label}")
+        self.result: str | None = None
+        self.photos = 0
+        self.saved_state = ""
+
+        title = QLabel(f"<b>{item.label}</b> <span style='color:#5f6368'>({item.id})</span>")
+        title.setWordWrap(True)
+        title.setTextFormat(Qt.TextFormat.RichText)
+        criterion = QLabel(item.criterion or item.informative or "")
+        criterion.setWordWrap(True)
+        criterion.setStyleSheet("color:#3c4043;")
+        criterion.setVisible(bool(criterion.text()))
+
+        self.buttons: dict[str, QPushButton] = {}
+        group = QButtonGroup(self)
+        group.setExclusive(True)
+        answers = QHBoxLayout()
+        for result, label in RESULTS.items():
+            key = {"ok": "C", "fail": "N", "na": "A"}[result]
+            button = QPushButton(f"{label} ({key})")
+            button.setCheckable(True)
+            button.setMinimumHeight(TOUCH_TARGET_PX)
+            # Keyboard users answer with C / N / A on the row; the buttons are for touch.
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            button.setStyleSheet(_CHECKED_STYLE[result])
+            button.clicked.connect(lambda _c=False, r=result: self.answer(r))
+            group.addButton(button)
+            self.buttons[result] = button
+            answers.addWidget(button)
+        answers.addStretch(1)
+
+        self.value_edit: QWidget | None = None
+        if item.kind == "count":
+            spin = QSpinBox()
+            spin.setRange(0, 999)
+            spin.setAccessibleName("Quantidade")
+            spin.valueChanged.connect(self._detail_changed)
+            self.value_edit = spin
+            answers.insertWidget(3, QLabel("Quantidade:"))
+            answers.insertWidget(4, spin)
+        elif item.kind == "date":
+            date = QDateEdit()
+            date.setCalendarPopup(True)
+            date.setDisplayFormat("dd/MM/yyyy")
+            date.setDate(QDate.currentDate())
+            date.setAccessibleName("Data")
+            date.dateChanged.connect(self._detail_changed)
+            self.value_edit = date
+            answers.insertWidget(3, QLabel("Data:"))
+            answers.insertWidget(4, date)
+
+        self.rules_combo = QComboBox()
+        self.rules_combo.setAccessibleName("Infração")
+        default = ", ".join(item.fail) or "—"
+        self.rules_combo.addItem(f"Padrão: {default}", ())
+        for rule_id in item.fail_options:
+            rule = rules.get(rule_id)
+            text = f"{rule_id} – {rule.article}" if rule else rule_id
+            self.rules_combo.addItem(text, (rule_id,))
+        self.rules_combo.currentIndexChanged.connect(self._detail_changed)
+        self.rules_combo.hide()
+
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("Observação (opcional)")
+        self.note.setAccessibleName("Observação")
+        self.note.editingFinished.connect(self._note_done)
+        self._saved_note = ""
+        self.photo_button = QPushButton("Foto…")
+        self.photo_button.setMinimumHeight(TOUCH_TARGET_PX)
+        self.photo_button.clicked.connect(lambda: self.photo_requested.emit(self))
+        self.photo_label = QLabel("")
+        self.state_label = QLabel("")
+        self.state_label.setWordWrap(True)
+
+        details = QHBoxLayout()
+        details.addWidget(self.note, 1)
+        details.addWidget(self.photo_button)
+        details.addWidget(self.photo_label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.addWidget(title)
+        layout.addWidget(criterion)
+        layout.addLayout(answers)
+        layout.addWidget(self.rules_combo)
+        layout.addLayout(details)
+        layout.addWidget(self.state_label)
+        if "photo" in item.evidence:
+            self.photo_button.setToolTip("Este item pede foto como evidência.")
+
+    # --- answering --------------------------------------------------------------------------------
+
+    def answer(self, result: str) -> None:
+        """Answer the item (by key or button) and ask for it to be saved."""
+        self.show_answer(result)
+        self.answer_changed.emit(self)
+
+    def show_answer(self, result: str | None, *, note: str = "", rules: tuple[str, ...] = (),
+                    value: object = None) -> None:
+        """Set what the row shows without saving (restoring saved answers)."""
+        self.result = result
+        for key, button in self.buttons.items():
+            button.setChecked(key == result)
+        self.rules_combo.setVisible(result == "fail" and self.rules_combo.count() > 1)
+        if note:
+            self.note.setText(note)
+            self._saved_note = note
+        if rules:
+            index = self.rules_combo.findData(tuple(rules))
+            if index >= 0:
+                self.rules_combo.blockSignals(True)
+                self.rules_combo.setCurrentIndex(index)
+                self.rules_combo.blockSignals(False)
+        if value is not None and self.value_edit is not None:
+            self.value_edit.blockSignals(True)
+            if isinstance(self.value_edit, QSpinBox) and isinstance(value, int):
+                self.value_edit.setValue(value)
+            elif isinstance(self.value_edit, QDateEdit) and isinstance(value, str):
+                self.value_edit.setDate(QDate.fromString(value[:10], "yyyy-MM-dd"))
+            self.value_edit.blockSignals(False)
+
+    def payload(self) -> dict[str, Any]:
+        """Keyword arguments for ``services.record_answer`` (besides store and ids)."""
+        rules = self.rules_combo.currentData() if self.result == "fail" else ()
+        value: object = None
+        if isinstance(self.value_edit, QSpinBox):
+            value = self.value_edit.value()
+        elif isinstance(self.value_edit, QDateEdit):
+            value = self.value_edit.date().toString("yyyy-MM-dd")
+        return {"result": self.result, "note": self.note.text().strip(),
+                "rules": tuple(rules or ()), "value": value}
+
+    def set_saved_state(self, state: str, message: str = "") -> None:
+        """``saving``, ``saved`` or ``error`` (with the message and what to do)."""
+        self.saved_state = state
+        if state == "saving":
+            self.state_label.setText("Salvando…")
+            self.state_label.setStyleSheet("color:#5f6368;")
+        elif state == "saved":
+            self.state_label.setText("✓ Salvo")
+            self.state_label.setStyleSheet("color:#1e7b34;")
+        else:
+            self.state_label.setText(f"Não salvo: {message} Toque na resposta de novo.")
+            self.state_label.setStyleSheet("color:#b3261e; font-weight:bold;")
+
+    def add_photo(self) -> None:
+        self.photos += 1
+        self.photo_label.setText("1 foto" if self.photos == 1 else f"{self.photos} fotos")
+
+    def _detail_changed(self, *_args: object) -> None:
+        if self.result is not None:
+            self.answer_changed.emit(self)
+
+    def _note_done(self) -> None:
+        text = self.note.text().strip()
+        if text != self._saved_note:
+            self._saved_note = text
+            self._detail_changed()
+
+    # --- keyboard ---------------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = Qt.Key(event.key())
+        plain = not (event.modifiers() & (Qt.KeyboardModifier.ControlModifier
+                                          | Qt.KeyboardModifier.AltModifier))
+        if key in KEYS and plain:
+            self.answer(KEYS[key])
+            self.next_requested.emit(self, 1)
+            return
+        if key == Qt.Key.Key_Down:
+            self.next_requested.emit(self, 1)
+            return
+        if key == Qt.Key.Key_Up:
+            self.next_requested.emit(self, -1)
+            return
+        super().keyPressEvent(event)
+
+
+class ChecklistPage(QWidget):
+    """Sections on the left, the section's items on the right, progress on top."""
+
+    progress_changed = Signal(int, int)
+
+    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.inspection_id: str | None = None
+        self.pack: Any = None
+        self.rows: dict[str, ItemRow] = {}
+        self._section_rows: list[list[ItemRow]] = []
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v de %m itens respondidos")
+        self.progress.setMinimumHeight(28)
+        self.counts = QLabel("")
+        self.banner = Banner()
+        self.sections = QListWidget()
+        self.sections.setMaximumWidth(300)
+        self.sections.setAccessibleName("Seções")
+        self.sections.currentRowChanged.connect(self._show_section)
+        self.stack = QStackedWidget()
+        top = QVBoxLayout()
+        top.addWidget(self.summary)
+        bar = QHBoxLayout()
+        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.counts)
+        top.addLayout(bar)
+        top.addWidget(self.banner)
+        body = QHBoxLayout()
+        body.addWidget(self.sections)
+        body.addWidget(self.stack, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addLayout(body, 1)
+
+    def build(self, pack: Any, inspection_id: str, summary: str) -> None:
+        """Lay out the pack's checklist for ``inspection_id`` (all items unanswered)."""
+        self.pack = pack
+        self.inspection_id = inspection_id
+        self.summary.setText(summary)
+        self.rows.clear()
+        self._section_rows = []
+        self.sections.clear()
+        while self.stack.count():
+            widget = self.stack.widget(0)
+            self.stack.removeWidget(widget)
+            widget.deleteLater()
+        for section in pack.sections:
+            items = [i for i in pack.items.values() if i.section == section.id]
+            if not items:
+                continue
+            page = QWidget()
+            column = QVBoxLayout(page)
+            rows = []
+            for item in items:
+                row = ItemRow(item, pack.rules)
+                row.answer_changed.connect(self._save)
+                row.photo_requested.connect(self._attach_photo)
+                row.next_requested.connect(self._move)
+                column.addWidget(row)
+                self.rows[item.id] = row
+                rows.append(row)
+            column.addStretch(1)
+            scroll = QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setWidget(page)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            self.stack.addWidget(scroll)
+            self._section_rows.append(rows)
+            entry = QListWidgetItem(section.label)
+            entry.setData(Qt.ItemDataRole.UserRole, section.id)
+            entry.setSizeHint(QSize(0, TOUCH_TARGET_PX + 8))
+            self.sections.addItem(entry)
+        self.progress.setRange(0, len(self.rows))
+        self.sections.setCurrentRow(0)
+        self._update_progress()
+
+    def restore(self, answers: dict[str, Any], photos: dict[str, int]) -> None:
+        """Show answers already saved (an inspection reopened after a crash or a lock)."""
+        for item_id, answer in answers.items():
+            row = self.rows.get(item_id)
+            if row is not None:
+                row.show_answer(answer.result, note=answer.note, rules=answer.rules,
+                                value=answer.value)
+                row.set_saved_state("saved")
+        for item_id, count in photos.items():
+            row = self.rows.get(item_id)
+            for _ in range(count if row else 0):
+                row.add_photo()
+        self._update_progress()
+
+    def focus_first_unanswered(self) -> None:
+        for index, rows in enumerate(self._section_rows):
+            for row in rows:
+                if row.result is None:
+                    self.sections.setCurrentRow(index)
+                    row.setFocus()
+                    return
+        if self._section_rows:
+            self.sections.setCurrentRow(0)
+            self._section_rows[0][0].setFocus()
+
+    def answered(self) -> int:
+        return sum(1 for r in self.rows.values() if r.result is not None)
+
+    def unsaved(self) -> list[str]:
+        return [i for i, r in self.rows.items() if r.result is not None
+                and r.saved_state != "saved"]
+
+    # --- internals --------------------------------------------------------------------------------
+
+    def _show_section(self, index: int) -> None:
+        if 0 <= index < self.stack.count():
+            self.stack.setCurrentIndex(index)
+
+    def _move(self, row: ItemRow, step: int) -> None:
+        flat = [r for rows in self._section_rows for r in rows]
+        position = flat.index(row) + step
+        if not 0 <= position < len(flat):
+            return
+        target = flat[position]
+        for index, rows in enumerate(self._section_rows):
+            if target in rows:
+                self.sections.setCurrentRow(index)
+        target.setFocus()
+        scroll = self.stack.currentWidget()
+        if isinstance(scroll, QScrollArea):
+            scroll.ensureWidgetVisible(target)
+
+    def _save(self, row: ItemRow) -> None:
+        payload = row.payload()
+        inspection_id = self.inspection_id
+        item_id = row.item.id
+        row.set_saved_state("saving")
+        self._update_progress()
+        self.ctx.tasks.run_store(
+            lambda store: services.record_answer(store=store, inspection_id=inspection_id,
+                                                 item_id=item_id, **payload),
+            lambda _r: self._saved(row), lambda exc: self._not_saved(row, exc), owner=row,
+        )
+
+    def _saved(self, row: ItemRow) -> None:
+        row.set_saved_state("saved")
+        self._update_progress()
+
+    def _not_saved(self, row: ItemRow, exc: BaseException) -> None:
+        row.set_saved_state("error", describe_error(exc))
+        self.banner.error(f"Item {row.item.id}: {describe_error(exc)}")
+
+    def _attach_photo(self, row: ItemRow) -> None:
+        source = PhotoChooser.ask(self)
+        if source is None:
+            return
+        inspection_id = self.inspection_id
+        item_id = row.item.id
+        row.photo_label.setText("Importando foto…")
+        self.ctx.tasks.run_store(
+            lambda store: services.attach_photo(store=store, inspection_id=inspection_id,
+                                                source=source, item_id=item_id),
+            lambda _id: row.add_photo(),
+            lambda exc: self._photo_failed(row, exc), owner=row,
+        )
+
+    def _photo_failed(self, row: ItemRow, exc: BaseException) -> None:
+        count = row.photos
+        row.photo_label.setText("" if not count else f"{count} foto(s)")
+        self.banner.error(f"Foto do item {row.item.id} não importada: {describe_error(exc)}")
+
+    def _update_progress(self) -> None:
+        answered = self.answered()
+        failed = sum(1 for r in self.rows.values() if r.result == "fail")
+        self.progress.setValue(answered)
+        self.counts.setText(f"{failed} não conforme(s)")
+        for index, rows in enumerate(self._section_rows):
+            done = sum(1 for r in rows if r.result is not None)
+            entry = self.sections.item(index)
+            base = str(entry.text()).split("  (")[0]
+            entry.setText(f"{base}  ({done}/{len(rows)})")
+        self.progress_changed.emit(answered, len(self.rows))

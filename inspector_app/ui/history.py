@@ -1,0 +1,278 @@
+"""History and search: find a sealed record, read it, reprint it (2ª VIA), cancel it.
+
+Search takes an auto number (``SÉRIE-000123``), a verification code or a plate in either
+format. Records are read-only here: a mistake is corrected by a cancellation (supervisor,
+with a reason), a new linked record, never by editing.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector_app import services
+from inspector_app.domain.identity import IdentityError, parse_plate
+from inspector_app.ui import queries
+from inspector_app.ui.context import AppContext
+from inspector_app.ui.dialogs import CancelAutoDialog
+from inspector_app.ui.errors import UiError, describe_error
+from inspector_app.ui.printing import PrintPanel
+from inspector_app.ui.widgets import (
+    LOCATION_LABELS,
+    TOUCH_TARGET_PX,
+    Banner,
+    big_button,
+    datetime_br,
+    heading,
+    money_br,
+)
+
+COLUMNS = ("Número", "Documento", "Data", "Placa", "Local", "Situação")
+
+
+def search_records(store: Any, text: str) -> list[queries.RecordSummary]:
+    """Records matching a number, a verification code or a plate (store worker)."""
+    text = text.strip()
+    if not text:
+        raise UiError("Digite o número do auto, o código de verificação ou a placa.")
+    try:
+        record = services.find_record(store=store, number=text)
+    except services.ServiceError:
+        record = None
+    if record is not None:
+        return [queries.summarise(store, record)]
+    try:
+        parse_plate(text)
+    except IdentityError:
+        raise UiError(
+            f"Nenhum auto com o número ou código \"{text}\". Confira o número (ex.: "
+            "DEMO-AB12-000123) ou o código impresso junto ao QR; para buscar por placa, use "
+            "ABC-1234 ou ABC1D23."
+        ) from None
+    found = queries.records_for_plate(store, text)
+    if not found:
+        raise UiError(f"Nenhum auto emitido neste dispositivo para a placa {text.upper()}.")
+    return found
+
+
+def describe_record(record: Any, cancelled: bool) -> str:
+    """A read-only summary of a sealed record, as rich text."""
+    env = record.envelope
+    body = env.get("body", {})
+    kind = queries.KIND_LABELS.get(record.kind, record.kind)
+    rows = [("Documento", f"{kind} n.º {record.display_number}"),
+            ("Selado em", datetime_br(record.created_at)),
+            ("Código de verificação", record.verification_code),
+            ("Situação", "CANCELADO" if cancelled else "válido")]
+    vehicle = body.get("vehicle") or {}
+    if vehicle:
+        holder = vehicle.get("holder_name") or "não cadastrado"
+        rows.append(("Veículo", f"{vehicle.get('plate', '—')} – {holder}"))
+    location = body.get("location") or {}
+    if location:
+        rows.append(("Local", f"{LOCATION_LABELS.get(location.get('type'), '')}: "
+                              f"{location.get('place', '')}"))
+    agent = body.get("agent") or body.get("supervisor") or {}
+    if agent:
+        rows.append(("Agente", f"{agent.get('name')} (mat. {agent.get('matricula')})"))
+    if body.get("result"):
+        rows.append(("Resultado da vistoria", str(body["result"]).upper()))
+    if body.get("reason"):
+        rows.append(("Motivo", body["reason"]))
+    if body.get("cancelled_number"):
+        rows.append(("Documento cancelado", body["cancelled_number"]))
+    html = "".join(f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td>"
+                   f"<td>{escape(str(v))}</td></tr>" for k, v in rows)
+    parts = [f"<table>{html}</table>"]
+    infractions = (body.get("outcome") or {}).get("infractions") or []
+    if infractions:
+        items = "".join(
+            f"<li>{escape(i['rule_id'])} – {escape(i['article'])}: {escape(i['description'])} "
+            f"({escape(i['penalty'])}, {money_br(i['fine_brl'])}, {i['points']} ponto(s))</li>"
+            for i in infractions)
+        parts.append(f"<p><b>Infrações</b></p><ul>{items}</ul>")
+    if body.get("grounds"):
+        parts.append("<p><b>Fundamentos da retenção:</b> "
+                     f"{escape(', '.join(body['grounds']))}</p>")
+    if body.get("narrative"):
+        parts.append(f"<p><b>Narrativa:</b> {escape(body['narrative'])}</p>")
+    return "".join(parts)
+
+
+class HistoryPage(QWidget):
+    """Search, read-only view, reprint and cancellation."""
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.results: list[queries.RecordSummary] = []
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Número do auto, código de verificação ou placa")
+        self.query.setAccessibleName("Buscar")
+        self.query.returnPressed.connect(self.search)
+        self.search_button = big_button("&Buscar", primary=True)
+        self.search_button.clicked.connect(self.search)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setTabKeyNavigation(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(TOUCH_TARGET_PX)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._sync)
+        self.table.itemActivated.connect(lambda _i: self.open_selected())
+        self.open_button = big_button("&Abrir")
+        self.open_button.clicked.connect(self.open_selected)
+        self.reprint_button = big_button("&Reimprimir (2ª via)")
+        self.reprint_button.clicked.connect(self.reprint_selected)
+        self.cancel_button = big_button("Ca&ncelar auto…")
+        self.cancel_button.clicked.connect(self.cancel_selected)
+        self.banner = Banner()
+        self.details = QTextBrowser()
+        self.details.setOpenLinks(False)
+        self.details.setMinimumWidth(320)
+        self.panel = PrintPanel(ctx)
+
+        search_row = QHBoxLayout()
+        search_row.addWidget(QLabel("Bus&car:"))
+        search_row.itemAt(0).widget().setBuddy(self.query)
+        search_row.addWidget(self.query, 1)
+        search_row.addWidget(self.search_button)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.open_button)
+        buttons.addWidget(self.reprint_button)
+        buttons.addWidget(self.cancel_button)
+        buttons.addStretch(1)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(heading("Histórico e busca"))
+        top_layout.addLayout(search_row)
+        top_layout.addWidget(self.banner)
+        top_layout.addWidget(self.table, 1)
+        top_layout.addLayout(buttons)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self.details)
+        bottom.addWidget(self.panel)
+        bottom.setStretchFactor(1, 2)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(top)
+        splitter.addWidget(bottom)
+        splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+        self._sync()
+
+    # --- search -----------------------------------------------------------------------------------
+
+    def search(self) -> None:
+        text = self.query.text()
+        self.banner.clear_message()
+        self.search_button.setEnabled(False)
+
+        def failed(exc: BaseException) -> None:
+            self.search_button.setEnabled(True)
+            self._show([])
+            self.banner.error(describe_error(exc))
+
+        self.ctx.tasks.run_store(lambda store: search_records(store, text), self._found,
+                                 failed, owner=self)
+
+    def _found(self, results: list[queries.RecordSummary]) -> None:
+        self.search_button.setEnabled(True)
+        self._show(results)
+        if results:
+            self.table.selectRow(0)
+            self.open_selected()
+
+    def _show(self, results: list[queries.RecordSummary]) -> None:
+        self.results = results
+        self.table.setRowCount(len(results))
+        for row, r in enumerate(results):
+            cells = (r.number, r.kind_label, datetime_br(r.created_at), r.plate or "—",
+                     r.place or "—", "CANCELADO" if r.cancelled else "válido")
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if r.cancelled:
+                    item.setForeground(Qt.GlobalColor.darkRed)
+                self.table.setItem(row, column, item)
+        self._sync()
+
+    def selected(self) -> queries.RecordSummary | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.results[rows[0].row()] if rows else None
+
+    def _sync(self) -> None:
+        chosen = self.selected()
+        self.open_button.setEnabled(chosen is not None)
+        self.reprint_button.setEnabled(chosen is not None and self.ctx.can("reprint"))
+        may_cancel = self.ctx.can("cancel_auto")
+        self.cancel_button.setEnabled(
+            chosen is not None and may_cancel and not chosen.cancelled
+            and chosen.kind not in ("cancelamento", "numero_anulado"))
+        self.cancel_button.setToolTip("" if may_cancel else
+                                      "Somente a supervisão pode cancelar um auto.")
+
+    # --- actions ----------------------------------------------------------------------------------
+
+    def open_selected(self, *, print_after: bool = False) -> None:
+        chosen = self.selected()
+        if chosen is None:
+            return
+
+        def loaded(record: Any) -> None:
+            self.details.setHtml(describe_record(record, chosen.cancelled))
+            self.panel.show_records([(record.id, record.kind, record.display_number)],
+                                    then=self.panel.print_current if print_after else None)
+
+        self.ctx.tasks.run_store(
+            lambda store: services.find_record(store=store, number=chosen.id), loaded,
+            lambda exc: self.banner.error(describe_error(exc)), owner=self)
+
+    def reprint_selected(self) -> None:
+        """Open the record and print it: logged, and labelled 2ª VIA when printed before."""
+        self.open_selected(print_after=True)
+
+    def cancel_selected(self) -> None:
+        chosen = self.selected()
+        if chosen is None or not self.ctx.can("cancel_auto"):
+            return
+        reason = CancelAutoDialog.ask(self)
+        if reason is None:
+            return
+        session = self.ctx.session
+
+        def cancelled(result: Any) -> None:
+            record = result.records[0]
+            self.banner.show_message(
+                f"{chosen.kind_label} {chosen.number} cancelado pelo registro "
+                f"{record.display_number}. O original continua arquivado, sem alteração.", "ok")
+            self.ctx.records_did_change.emit()
+            self.results = [queries.RecordSummary(**{**r.__dict__, "cancelled": True})
+                            if r.id == chosen.id else r for r in self.results]
+            self._show(self.results)
+            self.panel.show_records([(record.id, record.kind, record.display_number)])
+
+        self.ctx.tasks.run_store(
+            lambda store: services.cancel_auto(store=store, session=session,
+                                               record_id=chosen.id, reason=reason),
+            cancelled, lambda exc: self.banner.error(describe_error(exc)), owner=self)

@@ -1,0 +1,859 @@
+"""The guided inspection: one flow for periodic vistoria and roadside fiscalização.
+
+Steps: place, vehicle, driver (the inspection is started on the store worker when leaving
+this step), checklist (each answer saved as given), result (rules engine), signatures,
+seal, print. Every store call runs on the store worker through ``ctx.tasks``.
+
+Caveat: once started, place, vehicle and driver are on disk and their steps are locked;
+an open inspection can be resumed from the day's work (answers are restored, signatures
+are asked again).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QRadioButton,
+    QScrollArea,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector_app import services
+from inspector_app.ui.checklist import ChecklistPage
+from inspector_app.ui.context import AppContext
+from inspector_app.ui.dialogs import AbandonDialog
+from inspector_app.ui.errors import describe_error
+from inspector_app.ui.printing import PrintPanel
+from inspector_app.ui.result import ResultPage
+from inspector_app.ui.signatures import SignatureBox
+from inspector_app.ui.widgets import (
+    INSPECTION_KIND_LABELS,
+    LOCATION_LABELS,
+    Banner,
+    big_button,
+    date_br,
+    heading,
+)
+
+STEPS = ("Local", "Veículo", "Condutor", "Checklist", "Resultado", "Assinaturas", "Selar",
+         "Imprimir")
+LOCAL, VEHICLE, DRIVER, CHECKLIST, RESULT, SIGNATURES, SEAL, PRINT = range(len(STEPS))
+
+Done = Callable[[], None]
+
+
+@dataclass
+class WizardState:
+    """Everything the steps collect, handed from one step to the next."""
+
+    pack_id: str = ""
+    pack: Any = None
+    kind: str = "fiscalizacao"
+    location_type: str = "terminal"
+    place: str = ""
+    latitude: float | None = None
+    longitude: float | None = None
+    start_of_operation: bool = False
+    plate: str = ""
+    vehicle_view: Any = None
+    looked_up_plate: str | None = None
+    manual_vehicle: dict[str, Any] = field(default_factory=dict)
+    driver: dict[str, Any] = field(default_factory=dict)
+    driver_view: Any = None
+    looked_up_driver: tuple[str, str] | None = None
+    inspection_id: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    unanswered: int = 0
+    removed: dict[str, str] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list)
+    retain: bool = False
+    retention_decided: bool = False
+    retention_place: str = ""
+    insecurity_justification: str = ""
+    narrative: str = ""
+    outcome: Any = None
+    sealed: Any = None  # services.SealResult
+
+    def summary(self) -> str:
+        plate = self.plate or "sem placa"
+        flag = "" if self.vehicle_view is not None else " (não cadastrado)"
+        return (f"{INSPECTION_KIND_LABELS[self.kind]} · {self.pack_id} · {plate}{flag} · "
+                f"{LOCATION_LABELS.get(self.location_type, self.location_type)}: {self.place}")
+
+
+def _coordinate(text: str, name: str, limit: float) -> float | None:
+    """A decimal-degree coordinate typed with comma or point; None when left empty."""
+    text = text.strip().replace(",", ".")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{name} inválida: use graus decimais, por exemplo -15,7801.") from None
+    if not -limit <= value <= limit:
+        raise ValueError(f"{name} fora do intervalo -{limit:g} a {limit:g}.")
+    return value
+
+
+def _form_label(text: str, buddy: QWidget) -> QLabel:
+    label = QLabel(text)
+    label.setBuddy(buddy)
+    return label
+
+
+# --- step 1: place --------------------------------------------------------------------------------
+
+
+class PlaceStep(QWidget):
+    def __init__(self, state: WizardState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.pack = QComboBox()
+        self.pack.setAccessibleName("Pacote de regulamentação")
+        self.fiscalizacao = QRadioButton("&Fiscalização")
+        self.vistoria = QRadioButton("V&istoria periódica")
+        self.fiscalizacao.setChecked(True)
+        kinds = QButtonGroup(self)
+        kinds.addButton(self.fiscalizacao)
+        kinds.addButton(self.vistoria)
+        self.vistoria.toggled.connect(self._kind_changed)
+        self.location = QComboBox()
+        for key, label in LOCATION_LABELS.items():
+            self.location.addItem(label, key)
+        self.place = QLineEdit()
+        self.place.setPlaceholderText("Endereço ou referência (ex.: Terminal Rural de Planaltina)")
+        self.latitude = QLineEdit()
+        self.latitude.setPlaceholderText("opcional, ex.: -15,7801")
+        self.longitude = QLineEdit()
+        self.longitude.setPlaceholderText("opcional, ex.: -47,9292")
+        self.start_of_operation = QCheckBox("Início da operação do dia (art. 37, V)")
+        self.start_of_operation.setToolTip(
+            "Marque quando o veículo é fiscalizado antes de iniciar a operação: alguns "
+            "fundamentos de retenção só valem nesse momento.")
+        kind_row = QHBoxLayout()
+        kind_row.addWidget(self.fiscalizacao)
+        kind_row.addWidget(self.vistoria)
+        kind_row.addStretch(1)
+        coords = QHBoxLayout()
+        coords.addWidget(self.latitude)
+        coords.addWidget(_form_label("Lon&gitude:", self.longitude))
+        coords.addWidget(self.longitude)
+        form = QFormLayout(self)
+        form.addRow(_form_label("&Pacote:", self.pack), self.pack)
+        form.addRow(QLabel("Tipo:"), kind_row)
+        form.addRow(_form_label("Tipo de &local:", self.location), self.location)
+        form.addRow(_form_label("Local (&endereço):", self.place), self.place)
+        form.addRow(_form_label("La&titude:", self.latitude), coords)
+        form.addRow(QLabel(""), self.start_of_operation)
+
+    def set_packs(self, listings: list[Any]) -> None:
+        self.pack.clear()
+        for listing in listings:
+            if listing.problems:
+                continue
+            status = "" if listing.status == "in_force" else " (histórico)"
+            self.pack.addItem(f"{listing.id} – {listing.title}{status}", listing.id)
+
+    def _kind_changed(self, vistoria: bool) -> None:
+        key = "patio_vistoria" if vistoria else "terminal"
+        self.location.setCurrentIndex(self.location.findData(key))
+
+    def collect(self) -> str | None:
+        state = self.state
+        if self.pack.currentData() is None:
+            return "Nenhum pacote de regulamentação disponível: verifique a pasta forms/."
+        place = self.place.text().strip()
+        if not place:
+            self.place.setFocus()
+            return "Informe o local da inspeção (endereço ou referência)."
+        try:
+            latitude = _coordinate(self.latitude.text(), "Latitude", 90)
+            longitude = _coordinate(self.longitude.text(), "Longitude", 180)
+        except ValueError as exc:
+            return str(exc)
+        state.pack_id = self.pack.currentData()
+        state.kind = "vistoria" if self.vistoria.isChecked() else "fiscalizacao"
+        state.location_type = self.location.currentData()
+        state.place = place
+        state.latitude, state.longitude = latitude, longitude
+        state.start_of_operation = self.start_of_operation.isChecked()
+        return None
+
+
+# --- step 2: vehicle ------------------------------------------------------------------------------
+
+
+def describe_vehicle(view: Any, pack_id: str) -> str:
+    """The registry card of a vehicle, as rich text."""
+    today = dt.date.today()
+    holder, line = view.holder, view.line
+    rows = [("Placa", f"{view.plate_display}"), ("Modelo", view.make_model or "—")]
+    if holder is not None:
+        document = holder.document or "—"
+        rows.append(("Permissionário", f"{holder.name} ({document})"))
+        until = f", válida até {date_br(holder.permit_valid_until)}" \
+            if holder.permit_valid_until else ""
+        rows.append(("Permissão", f"{holder.permit_number} – {holder.permit_status_pt}{until}"))
+    else:
+        rows.append(("Permissionário", "não informado no cadastro"))
+    rows.append(("Linha", line.label() if line else "—"))
+    if view.chassis_year:
+        body = f" · carroceria {view.body_year}" if view.body_year else ""
+        rows.append(("Ano / idade", f"chassi {view.chassis_year}{body} · "
+                                    f"{today.year - view.chassis_year} anos"))
+    rows.append(("Lugares / portas", f"{view.seats or '—'} lugares · {view.doors or '—'} portas"))
+    policy = f"{view.insurance_policy} – " if view.insurance_policy else ""
+    rows.append(("Seguro", f"{policy}válido até {date_br(view.insurance_valid_until)}"))
+    valid = f" (válida até {date_br(view.vistoria_valid_until)})" \
+        if view.vistoria_valid_until else ""
+    rows.append(("Última vistoria", f"{date_br(view.last_vistoria)}{valid}"))
+    html = "".join(f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td>"
+                   f"<td>{escape(str(v))}</td></tr>" for k, v in rows)
+    warnings = list(view.warnings)
+    if view.pack_id != pack_id:
+        warnings.append(f"Veículo cadastrado no pacote {view.pack_id}; esta inspeção usa "
+                        f"{pack_id}.")
+    if warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
+        html += ("</table><p style='color:#b3261e'><b>Avisos do cadastro:</b></p>"
+                 f"<ul style='color:#b3261e'>{items}</ul>")
+        return f"<table>{html}"
+    return f"<table>{html}</table><p style='color:#1e7b34'>Sem avisos no cadastro.</p>"
+
+
+class VehicleStep(QWidget):
+    def __init__(self, ctx: AppContext, state: WizardState, banner: Banner,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.state = state
+        self.banner = banner
+        self.plate = QLineEdit()
+        self.plate.setPlaceholderText("ABC-1234 ou ABC1D23")
+        self.plate.setMaxLength(9)
+        self.plate.setAccessibleName("Placa")
+        self.lookup_button = big_button("&Consultar placa")
+        self.lookup_button.clicked.connect(lambda: self.lookup())
+        self.plate.returnPressed.connect(lambda: self.lookup())
+        self.card = QLabel("Digite a placa e toque em Consultar.")
+        self.card.setWordWrap(True)
+        self.card.setTextFormat(Qt.TextFormat.RichText)
+        self.manual = QGroupBox("Veículo não cadastrado – dados do CRLV (ficará sinalizado)")
+        self.make_model = QLineEdit()
+        self.chassis_year = QSpinBox()
+        self.body_year = QSpinBox()
+        for spin in (self.chassis_year, self.body_year):
+            spin.setRange(0, dt.date.today().year + 1)
+            spin.setSpecialValueText("não informado")
+        self.seats = QSpinBox()
+        self.seats.setRange(0, 120)
+        self.seats.setSpecialValueText("não informado")
+        self.doors = QSpinBox()
+        self.doors.setRange(0, 6)
+        self.doors.setSpecialValueText("não informado")
+        self.renavam = QLineEdit()
+        form = QFormLayout(self.manual)
+        form.addRow(_form_label("&Marca/modelo:", self.make_model), self.make_model)
+        form.addRow(_form_label("Ano do c&hassi:", self.chassis_year), self.chassis_year)
+        form.addRow(_form_label("Ano da ca&rroceria:", self.body_year), self.body_year)
+        form.addRow(_form_label("L&ugares:", self.seats), self.seats)
+        form.addRow(_form_label("P&ortas:", self.doors), self.doors)
+        form.addRow(_form_label("RENA&VAM:", self.renavam), self.renavam)
+        self.manual.hide()
+        row = QHBoxLayout()
+        row.addWidget(_form_label("Pl&aca:", self.plate))
+        row.addWidget(self.plate, 1)
+        row.addWidget(self.lookup_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addWidget(self.card)
+        layout.addWidget(self.manual)
+        layout.addStretch(1)
+
+    def lookup(self, then: Done | None = None) -> None:
+        text = self.plate.text().strip()
+        if not text:
+            self.banner.error("Digite a placa (ABC-1234 ou ABC1D23).")
+            self.plate.setFocus()
+            return
+        from inspector_app.store import reference
+
+        self.lookup_button.setEnabled(False)
+        self.card.setText("Consultando o cadastro…")
+
+        def found(view: Any) -> None:
+            self.lookup_button.setEnabled(True)
+            self.state.looked_up_plate = text
+            self.state.vehicle_view = view
+            self.banner.clear_message()
+            if view is None:
+                self.card.setText(
+                    "<p style='color:#b3261e'><b>Veículo não cadastrado</b> no órgão gestor. "
+                    "Confira a placa; se estiver certa, preencha os dados do CRLV abaixo. "
+                    "A inspeção ficará marcada como de veículo não cadastrado.</p>")
+                self.manual.show()
+                return
+            self.manual.hide()
+            self.card.setText(describe_vehicle(view, self.state.pack_id))
+            if then is not None:
+                then()
+
+        def failed(exc: BaseException) -> None:
+            self.lookup_button.setEnabled(True)
+            self.card.setText("")
+            self.banner.error(describe_error(exc))
+            self.plate.setFocus()
+
+        self.ctx.tasks.run_store(lambda store: reference.find_vehicle(store, text), found,
+                                 failed, owner=self)
+
+    def advance(self, done: Done) -> None:
+        text = self.plate.text().strip()
+        if self.state.looked_up_plate != text:
+            self.lookup(then=lambda: self._finish(done))
+            return
+        self._finish(done)
+
+    def _finish(self, done: Done) -> None:
+        state = self.state
+        state.plate = self.plate.text().strip()
+        manual: dict[str, Any] = {}
+        if state.vehicle_view is None:
+            for key, spin in (("chassis_year", self.chassis_year), ("body_year", self.body_year),
+                              ("seats", self.seats), ("doors", self.doors)):
+                if spin.value():
+                    manual[key] = spin.value()
+            for key, edit in (("make_model", self.make_model), ("renavam", self.renavam)):
+                if edit.text().strip():
+                    manual[key] = edit.text().strip()
+        state.manual_vehicle = manual
+        done()
+
+
+# --- step 3: driver -------------------------------------------------------------------------------
+
+
+def describe_driver(view: Any) -> str:
+    rows = [("Nome", view.name), ("CPF", view.cpf), ("CNH", view.cnh or "—"),
+            ("Categoria / validade", f"{view.cnh_category or '—'} · "
+                                     f"{date_br(view.cnh_valid_until)}"),
+            ("Cadastro", "cadastrado" if view.registered else "NÃO cadastrado"),
+            ("Vínculo", view.holder.name if view.holder else "—")]
+    html = "".join(f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td>"
+                   f"<td>{escape(str(v))}</td></tr>" for k, v in rows)
+    if view.warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in view.warnings)
+        return f"<table>{html}</table><ul style='color:#b3261e'>{items}</ul>"
+    return f"<table>{html}</table>"
+
+
+class DriverStep(QWidget):
+    def __init__(self, ctx: AppContext, state: WizardState, banner: Banner,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.state = state
+        self.banner = banner
+        self.cpf = QLineEdit()
+        self.cpf.setPlaceholderText("000.000.000-00")
+        self.cnh = QLineEdit()
+        self.cnh.setPlaceholderText("11 dígitos")
+        self.lookup_button = big_button("Consultar con&dutor")
+        self.lookup_button.clicked.connect(lambda: self.lookup())
+        self.absent = QCheckBox("Condutor não identificado (ausente ou sem documento)")
+        self.absent.toggled.connect(self._absent_changed)
+        self.card = QLabel("Informe o CPF ou a CNH e toque em Consultar (opcional).")
+        self.card.setWordWrap(True)
+        self.card.setTextFormat(Qt.TextFormat.RichText)
+        self.manual = QGroupBox("Condutor não cadastrado")
+        self.name = QLineEdit()
+        form = QFormLayout(self.manual)
+        form.addRow(_form_label("No&me:", self.name), self.name)
+        self.manual.hide()
+        fields = QFormLayout()
+        fields.addRow(_form_label("C&PF:", self.cpf), self.cpf)
+        fields.addRow(_form_label("C&NH:", self.cnh), self.cnh)
+        layout = QVBoxLayout(self)
+        layout.addLayout(fields)
+        row = QHBoxLayout()
+        row.addWidget(self.lookup_button)
+        row.addWidget(self.absent)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(self.card)
+        layout.addWidget(self.manual)
+        layout.addStretch(1)
+
+    def _key(self) -> tuple[str, str]:
+        return (self.cpf.text().strip(), self.cnh.text().strip())
+
+    def _absent_changed(self, absent: bool) -> None:
+        for widget in (self.cpf, self.cnh, self.lookup_button, self.manual):
+            widget.setEnabled(not absent)
+
+    def lookup(self, then: Done | None = None) -> None:
+        cpf, cnh = self._key()
+        if not cpf and not cnh:
+            self.banner.error("Informe o CPF ou a CNH do condutor, ou marque \"Condutor não "
+                              "identificado\".")
+            self.cpf.setFocus()
+            return
+        from inspector_app.store import reference
+
+        self.lookup_button.setEnabled(False)
+
+        def found(view: Any) -> None:
+            self.lookup_button.setEnabled(True)
+            self.state.looked_up_driver = (cpf, cnh)
+            self.state.driver_view = view
+            self.banner.clear_message()
+            if view is None:
+                self.card.setText("<p style='color:#b3261e'><b>Condutor não cadastrado.</b> "
+                                  "Informe o nome; o auto registrará o condutor como não "
+                                  "cadastrado.</p>")
+                self.manual.show()
+                self.name.setFocus()
+                return
+            self.manual.hide()
+            self.card.setText(describe_driver(view))
+            if then is not None:
+                then()
+
+        def failed(exc: BaseException) -> None:
+            self.lookup_button.setEnabled(True)
+            self.banner.error(describe_error(exc))
+
+        self.ctx.tasks.run_store(
+            lambda store: reference.find_driver(store, cpf=cpf or None, cnh=cnh or None),
+            found, failed, owner=self)
+
+    def advance(self, done: Done) -> None:
+        if self.absent.isChecked():
+            self.state.driver = {}
+            done()
+            return
+        if self.state.looked_up_driver != self._key():
+            self.lookup(then=lambda: self._finish(done))
+            return
+        self._finish(done)
+
+    def _finish(self, done: Done) -> None:
+        view = self.state.driver_view
+        cpf, cnh = self._key()
+        if view is not None:
+            driver = dict(view.case_driver())
+        else:
+            if not self.name.text().strip():
+                self.banner.error("Informe o nome do condutor não cadastrado.")
+                self.name.setFocus()
+                return
+            driver = {"name": self.name.text().strip(), "registered": False}
+            if cpf:
+                driver["cpf"] = cpf
+            if cnh:
+                driver["cnh"] = cnh
+        self.state.driver = driver
+        done()
+
+
+# --- steps 6 and 7: signatures, seal --------------------------------------------------------------
+
+
+class SignaturesStep(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.agent = SignatureBox("Assinatura do agente", driver=False)
+        self.driver = SignatureBox("Condutor", driver=True)
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        layout.addWidget(self.agent)
+        layout.addWidget(self.driver)
+        layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+
+
+class SealStep(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        warning = QLabel("Depois de selado, o registro não pode ser alterado: correções só "
+                         "por cancelamento (supervisor) ou retificação, em novo registro.")
+        warning.setWordWrap(True)
+        warning.setStyleSheet("color:#5c4400;")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(warning)
+        layout.addStretch(1)
+
+
+class PrintStep(QWidget):
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sealed = QLabel("")
+        self.sealed.setWordWrap(True)
+        self.sealed.setTextFormat(Qt.TextFormat.RichText)
+        self.warnings = Banner()
+        self.panel = PrintPanel(ctx)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.sealed)
+        layout.addWidget(self.warnings)
+        layout.addWidget(self.panel, 1)
+
+
+# --- the wizard -----------------------------------------------------------------------------------
+
+
+class InspectionWizard(QWidget):
+    """Step by step from place to print; each step validates before the next one."""
+
+    did_finish = Signal()
+    inspection_did_seal = Signal(object)  # services.SealResult
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.state = WizardState()
+        self.step = 0
+        self.steps_label = QLabel("")
+        self.steps_label.setTextFormat(Qt.TextFormat.RichText)
+        self.steps_label.setWordWrap(True)
+        self.title = heading("")
+        self.banner = Banner()
+
+        self.place_step = PlaceStep(self.state)
+        self.vehicle_step = VehicleStep(ctx, self.state, self.banner)
+        self.driver_step = DriverStep(ctx, self.state, self.banner)
+        self.checklist = ChecklistPage(ctx)
+        self.result = ResultPage(ctx, self.state)
+        self.signatures = SignaturesStep()
+        self.seal_step = SealStep()
+        self.print_step = PrintStep(ctx)
+        self.stack = QStackedWidget()
+        for page in (self.place_step, self.vehicle_step, self.driver_step, self.checklist,
+                     self.result, self.signatures, self.seal_step, self.print_step):
+            self.stack.addWidget(page)
+
+        self.back_button = big_button("&Voltar")
+        self.back_button.clicked.connect(self.back)
+        self.abandon_button = big_button("E&ncerrar sem auto…")
+        self.abandon_button.clicked.connect(self.abandon)
+        self.next_button = big_button("&Avançar", primary=True)
+        self.next_button.clicked.connect(self.next)
+        footer = QHBoxLayout()
+        footer.addWidget(self.back_button)
+        footer.addWidget(self.abandon_button)
+        footer.addStretch(1)
+        footer.addWidget(self.next_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.steps_label)
+        layout.addWidget(self.title)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.stack, 1)
+        layout.addLayout(footer)
+        self._busy = False
+        self._go(LOCAL)
+
+    # --- starting ---------------------------------------------------------------------------------
+
+    def start_new(self) -> None:
+        """Load the packs (store worker) for a new inspection."""
+        from inspector_app.packs import list_packs
+
+        self._set_busy(True)
+
+        def loaded(listings: list[Any]) -> None:
+            self._set_busy(False)
+            self.place_step.set_packs(listings)
+            self.place_step.place.setFocus()
+
+        self.ctx.tasks.run_store(lambda _store: list_packs(), loaded, self._failed, owner=self)
+
+    def resume(self, inspection_id: str) -> None:
+        """Reopen an open inspection at the checklist with every saved answer."""
+        from inspector_app.packs import get_pack
+        from inspector_app.store import inspections as repo
+
+        def load(store: Any) -> tuple[Any, Any, dict[str, Any], dict[str, int]]:
+            insp = repo.get_inspection(store, inspection_id)
+            photos: dict[str, int] = {}
+            for photo in repo.photos(store, inspection_id):
+                if photo.item_id:
+                    photos[photo.item_id] = photos.get(photo.item_id, 0) + 1
+            return (insp, get_pack(insp.pack_id), repo.current_answers(store, inspection_id),
+                    photos)
+
+        def loaded(data: tuple[Any, Any, dict[str, Any], dict[str, int]]) -> None:
+            insp, pack, answers, photos = data
+            self._set_busy(False)
+            state = self.state
+            state.inspection_id = insp.id
+            state.pack_id, state.pack, state.kind = insp.pack_id, pack, insp.kind
+            state.location_type, state.place = insp.location_type, insp.place
+            state.latitude, state.longitude = insp.latitude, insp.longitude
+            state.plate = insp.plate or ""
+            state.vehicle_view = insp.vehicle if insp.vehicle.get("registered") else None
+            state.driver, state.facts = dict(insp.driver), dict(insp.facts)
+            state.start_of_operation = insp.start_of_operation
+            self.checklist.build(pack, insp.id, state.summary())
+            self.checklist.restore(answers, photos)
+            self._go(CHECKLIST)
+            self.banner.show_message(
+                f"Inspeção retomada: {len(answers)} resposta(s) já salvas foram restauradas.",
+                "info")
+            self.checklist.focus_first_unanswered()
+
+        self._set_busy(True)
+        self.ctx.tasks.run_store(load, loaded, self._failed, owner=self)
+
+    # --- navigation -------------------------------------------------------------------------------
+
+    def _go(self, step: int) -> None:
+        self.step = step
+        self.stack.setCurrentIndex(step)
+        self.title.setText(f"Passo {step + 1} de {len(STEPS)} – {STEPS[step]}")
+        marks = []
+        for index, name in enumerate(STEPS):
+            if index == step:
+                marks.append(f"<b><u>{index + 1}. {name}</u></b>")
+            elif index < step:
+                marks.append(f"<span style='color:#1e7b34'>{index + 1}. {name} ✓</span>")
+            else:
+                marks.append(f"<span style='color:#5f6368'>{index + 1}. {name}</span>")
+        self.steps_label.setText(" › ".join(marks))
+        started = self.state.inspection_id is not None
+        sealed = self.state.sealed is not None
+        self.back_button.setEnabled(step in (VEHICLE, DRIVER, RESULT, SIGNATURES, SEAL))
+        self.back_button.setVisible(step != PRINT)
+        self.abandon_button.setVisible(started and not sealed)
+        self.next_button.setText({DRIVER: "&Iniciar inspeção", SEAL: "&Selar",
+                                  PRINT: "&Concluir"}.get(step, "&Avançar"))
+        if step not in (CHECKLIST, RESULT):
+            self.banner.clear_message()
+
+    def back(self) -> None:
+        if self._busy:
+            return
+        target = {VEHICLE: LOCAL, DRIVER: VEHICLE, RESULT: CHECKLIST, SIGNATURES: RESULT,
+                  SEAL: SIGNATURES}.get(self.step)
+        if target is not None:
+            self._go(target)
+            if target == CHECKLIST:
+                self.checklist.focus_first_unanswered()
+
+    def next(self) -> None:
+        if self._busy:
+            return
+        self.banner.clear_message()
+        handler = {
+            LOCAL: self._next_from_place, VEHICLE: self._next_from_vehicle,
+            DRIVER: self._next_from_driver, CHECKLIST: self._next_from_checklist,
+            RESULT: self._next_from_result, SIGNATURES: self._next_from_signatures,
+            SEAL: self._next_from_seal, PRINT: self._finish,
+        }[self.step]
+        handler()
+
+    def _next_from_place(self) -> None:
+        problem = self.place_step.collect()
+        if problem:
+            self.banner.error(problem)
+            return
+        self._go(VEHICLE)
+        self.vehicle_step.plate.setFocus()
+
+    def _next_from_vehicle(self) -> None:
+        self.vehicle_step.advance(lambda: (self._go(DRIVER), self.driver_step.cpf.setFocus()))
+
+    def _next_from_driver(self) -> None:
+        self.driver_step.advance(self._start_inspection)
+
+    def _start_inspection(self) -> None:
+        state = self.state
+        session = self.ctx.session
+        kwargs = {
+            "session": session, "pack_id": state.pack_id, "kind": state.kind,
+            "location_type": state.location_type, "place": state.place,
+            "plate": state.plate or None, "vehicle": state.manual_vehicle or None,
+            "driver": state.driver or None, "latitude": state.latitude,
+            "longitude": state.longitude, "start_of_operation": state.start_of_operation,
+        }
+        from inspector_app.packs import get_pack
+
+        def start(store: Any) -> tuple[str, Any]:
+            inspection_id = services.start_inspection(store=store, **kwargs)
+            return inspection_id, get_pack(state.pack_id)
+
+        def started(data: tuple[str, Any]) -> None:
+            self._set_busy(False)
+            state.inspection_id, state.pack = data
+            self.checklist.build(state.pack, state.inspection_id, state.summary())
+            self._go(CHECKLIST)
+            self.checklist.focus_first_unanswered()
+
+        self._set_busy(True)
+        self.ctx.tasks.run_store(start, started, self._failed, owner=self)
+
+    def _next_from_checklist(self) -> None:
+        unsaved = self.checklist.unsaved()
+        failed = [i for i in unsaved if self.checklist.rows[i].saved_state == "error"]
+        if failed:
+            self.banner.error(f"Respostas não salvas: {', '.join(failed)}. Toque na resposta "
+                              "de novo para salvar antes de avançar.")
+            return
+        self.state.unanswered = len(self.checklist.rows) - self.checklist.answered()
+        self._go(RESULT)
+        # The store worker is serial: the evaluation runs after every pending answer.
+        self.result.evaluate()
+
+    def _next_from_result(self) -> None:
+        problem = self.result.collect()
+        if problem:
+            self.banner.error(problem)
+            return
+        self._go(SIGNATURES)
+
+    def _next_from_signatures(self) -> None:
+        agent, driver = self.signatures.agent, self.signatures.driver
+        if agent.pad.is_empty():
+            self.banner.error("Falta a assinatura do agente: assine no quadro.")
+            return
+        status = driver.status()
+        needs_driver = bool(self.result.active_infractions())
+        if status == "signed" and driver.pad.is_empty() and needs_driver:
+            self.banner.error("Falta a assinatura do condutor: peça que assine no quadro, ou "
+                              "marque \"Recusou-se a assinar\" ou \"Condutor ausente\" e "
+                              "escreva a observação.")
+            return
+        inspection_id = self.state.inspection_id
+        agent_strokes, agent_size = [list(s) for s in agent.pad.strokes], agent.pad.pad_size()
+        driver_strokes, driver_size = [list(s) for s in driver.pad.strokes], driver.pad.pad_size()
+        note = driver.note.text().strip()
+        record_driver = status != "signed" or not driver.pad.is_empty()
+
+        def save(store: Any) -> None:
+            services.record_signature(store=store, inspection_id=inspection_id, role="agent",
+                                      status="signed", strokes=agent_strokes, size=agent_size)
+            if record_driver:
+                services.record_signature(
+                    store=store, inspection_id=inspection_id, role="driver", status=status,
+                    strokes=driver_strokes if status == "signed" else None, size=driver_size,
+                    note=note)
+
+        def saved(_r: object) -> None:
+            self._set_busy(False)
+            self._fill_seal_summary(status, note)
+            self._go(SEAL)
+            self.next_button.setFocus()
+
+        self._set_busy(True)
+        self.ctx.tasks.run_store(save, saved, self._failed, owner=self)
+
+    def _fill_seal_summary(self, driver_status: str, note: str) -> None:
+        state = self.state
+        active = self.result.active_infractions()
+        lines = [f"<b>{escape(state.summary())}</b>"]
+        if state.kind == "vistoria":
+            lines.append("Auto de vistoria: " + ("REPROVADO" if active else "APROVADO"))
+        lines.extend(f"Infração {escape(i.rule_id)} – {escape(i.article)}" for i in active)
+        lines.extend(f"Retirada pelo agente: {escape(r)} (motivo: {escape(why)})"
+                     for r, why in state.removed.items())
+        if state.retain:
+            lines.append(f"Retenção do veículo em: {escape(state.retention_place)}")
+        driver = {"signed": "assinou", "refused": "recusou-se a assinar",
+                  "absent": "ausente"}[driver_status]
+        lines.append(f"Condutor: {driver}" + (f" ({escape(note)})" if note and
+                                               driver_status != "signed" else ""))
+        self.seal_step.summary.setText("<br>".join(lines))
+
+    def _next_from_seal(self) -> None:
+        state = self.state
+        session = self.ctx.session
+        kwargs = {
+            "session": session, "inspection_id": state.inspection_id,
+            "narrative": state.narrative, "removed": dict(state.removed),
+            "added": tuple(state.added), "retain": state.retain,
+            "retention_place": state.retention_place,
+            "insecurity_justification": state.insecurity_justification,
+        }
+
+        def sealed(result: Any) -> None:
+            self._set_busy(False)
+            state.sealed = result
+            numbers = "<br>".join(
+                f"{escape(_kind_label(r.kind))} n.º <b>{escape(r.display_number)}</b> – código "
+                f"{escape(r.verification_code)}" for r in result.records)
+            self.print_step.sealed.setText(f"<b>Selado.</b><br>{numbers}")
+            if result.warnings:
+                self.print_step.warnings.show_message("\n".join(result.warnings), "warning")
+            self._go(PRINT)
+            self.print_step.panel.show_records(
+                [(r.id, r.kind, r.display_number) for r in result.records])
+            self.inspection_did_seal.emit(result)
+            self.ctx.records_did_change.emit()
+
+        self._set_busy(True)
+        self.ctx.tasks.run_store(
+            lambda store: services.seal_inspection(store=store, **kwargs), sealed,
+            self._failed, owner=self)
+
+    def _finish(self) -> None:
+        self.did_finish.emit()
+
+    def abandon(self) -> None:
+        inspection_id = self.state.inspection_id
+        if inspection_id is None or self.state.sealed is not None:
+            return
+        reason = AbandonDialog.ask(self)
+        if reason is None:
+            return
+
+        def abandoned(_r: object) -> None:
+            self._set_busy(False)
+            self.ctx.records_did_change.emit()
+            self.did_finish.emit()
+
+        self._set_busy(True)
+        self.ctx.tasks.run_store(
+            lambda store: services.abandon_inspection(store=store, inspection_id=inspection_id,
+                                                      reason=reason),
+            abandoned, self._failed, owner=self)
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    def _failed(self, exc: BaseException) -> None:
+        self._set_busy(False)
+        self.banner.error(describe_error(exc))
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self.next_button.setEnabled(not busy)
+        self.abandon_button.setEnabled(not busy)
+
+
+def _kind_label(kind: str) -> str:
+    from inspector_app.ui.queries import KIND_LABELS
+
+    return KIND_LABELS.get(kind, kind)

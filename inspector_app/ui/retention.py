@@ -1,0 +1,337 @@
+"""The retention desk: vehicles held here, and their release under art. 38.
+
+Release conditions (Decreto 15.154/1993 art. 38): I fault corrected and the items checked
+again, II sent to a workshop, III payment of fines and costs (a warning only: release never
+depends on payment), and for an over-age vehicle (art. 37, III) a termo de compromisso.
+``services.release_vehicle`` decides; the dialog only collects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QDate, QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDateEdit,
+    QDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QScrollArea,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector_app import services
+from inspector_app.ui.context import AppContext
+from inspector_app.ui.errors import describe_error
+from inspector_app.ui.printing import PrintPanel
+from inspector_app.ui.widgets import (
+    TOUCH_TARGET_PX,
+    Banner,
+    big_button,
+    datetime_br,
+    heading,
+    held_for,
+)
+
+COLUMNS = ("Termo n.º", "Placa", "Local da retenção", "Fundamentos", "Retido em",
+           "Tempo retido")
+
+
+@dataclass(frozen=True)
+class HeldVehicle:
+    record_id: str
+    number: str
+    plate: str
+    place: str
+    grounds: tuple[str, ...]
+    grounds_text: str
+    retained_at: str
+    failed_items: tuple[tuple[str, str], ...]  # (item id, label) failed in the auto
+
+    @property
+    def over_age(self) -> bool:
+        return any(g.endswith(".37.III") for g in self.grounds)
+
+
+def load_held(store: Any) -> list[HeldVehicle]:
+    """Vehicles held, with ground citations and the failed items (store worker)."""
+    from inspector_app.packs import get_pack
+
+    out = []
+    for held in services.vehicles_held(store=store):
+        record = services.find_record(store=store, number=held["record_id"])
+        body = record.envelope["body"]
+        retention = body.get("retention") or {}
+        cited = {d["id"]: f"{d['citation']} – {d['description']}"
+                 for d in [*retention.get("details", []), *retention.get("possible_grounds", [])]}
+        answers = body.get("answers")
+        refers_to = record.envelope.get("refers_to")
+        if answers is None and refers_to:
+            auto = services.find_record(store=store, number=refers_to)
+            answers = auto.envelope["body"].get("answers", {})
+        items = get_pack(body["pack"]["id"]).items
+        failed = tuple(
+            (item_id, items[item_id].label if item_id in items else item_id)
+            for item_id, answer in sorted((answers or {}).items()) if answer["result"] == "fail"
+        )
+        grounds = tuple(held["grounds"])
+        out.append(HeldVehicle(
+            record_id=held["record_id"], number=held["number"], plate=held["plate"] or "—",
+            place=held["place"] or "—", grounds=grounds,
+            grounds_text="\n".join(cited.get(g, g) for g in grounds),
+            retained_at=held["retained_at"], failed_items=failed,
+        ))
+    return out
+
+
+class ReleaseDialog(QDialog):
+    """The art. 38 conditions for one held vehicle; seals the termo de liberação."""
+
+    vehicle_did_release = Signal(object)  # services.SealResult
+
+    def __init__(self, ctx: AppContext, held: HeldVehicle, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.held = held
+        self.setWindowTitle(f"Liberação do veículo {held.plate}")
+        self.resize(760, 680)
+        intro = QLabel(f"<b>Termo de retenção {held.number}</b> – placa <b>{held.plate}</b>, "
+                       f"retido em {datetime_br(held.retained_at)} "
+                       f"({held_for(held.retained_at)}).<br>Fundamentos:<br>"
+                       + held.grounds_text.replace("\n", "<br>"))
+        intro.setWordWrap(True)
+        intro.setTextFormat(Qt.TextFormat.RichText)
+
+        self.fault_fixed = QCheckBox("&Falta sanada e verificada no local (art. 38, I)")
+        self.items = QListWidget()
+        self.items.setAccessibleName("Itens verificados novamente")
+        for item_id, label in held.failed_items:
+            entry = QListWidgetItem(f"{label} ({item_id})")
+            entry.setData(Qt.ItemDataRole.UserRole, item_id)
+            entry.setFlags(entry.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            entry.setCheckState(Qt.CheckState.Unchecked)
+            entry.setSizeHint(QSize(0, TOUCH_TARGET_PX))
+            self.items.addItem(entry)
+        self.items.setMaximumHeight(TOUCH_TARGET_PX * 4)
+        fixed_box = QGroupBox("Falta sanada")
+        fixed_layout = QVBoxLayout(fixed_box)
+        fixed_layout.addWidget(self.fault_fixed)
+        fixed_layout.addWidget(QLabel("Itens verificados novamente:"))
+        fixed_layout.addWidget(self.items)
+
+        self.to_workshop = QCheckBox("Encaminhado a &oficina (art. 38, II)")
+        self.workshop = QLineEdit()
+        self.workshop.setPlaceholderText("Nome e endereço da oficina")
+        self.workshop_deadline = QDateEdit(QDate.currentDate().addDays(7))
+        self.workshop_deadline.setCalendarPopup(True)
+        self.workshop_deadline.setDisplayFormat("dd/MM/yyyy")
+        workshop_box = QGroupBox("Oficina")
+        workshop_form = QFormLayout(workshop_box)
+        workshop_form.addRow(self.to_workshop)
+        workshop_form.addRow("Oficina:", self.workshop)
+        workshop_form.addRow("Prazo para o reparo:", self.workshop_deadline)
+        self.to_workshop.toggled.connect(self._sync)
+        self.fault_fixed.toggled.connect(self._sync)
+
+        self.payment = QLineEdit()
+        self.payment.setPlaceholderText("opcional")
+        payment_note = QLabel("Pagamento de multas e despesas (art. 38, III): apenas aviso – a "
+                              "liberação não depende de pagamento (SV 21; STJ Súm. 510).")
+        payment_note.setWordWrap(True)
+        payment_note.setStyleSheet("color:#5f6368;")
+        self.compromisso = QCheckBox("Termo de &compromisso assinado pelo permissionário: não "
+                                     "voltará a operar o veículo (art. 38, parágrafo único)")
+        self.compromisso.setVisible(held.over_age)
+        self.note = QLineEdit()
+        self.note.setPlaceholderText("Observação (opcional)")
+        self.banner = Banner()
+        self.release_button = big_button("&Liberar veículo", primary=True)
+        self.release_button.clicked.connect(self.release)
+        self.cancel_button = big_button("&Voltar")
+        self.cancel_button.clicked.connect(self.reject)
+
+        content = QWidget()
+        column = QVBoxLayout(content)
+        column.addWidget(intro)
+        column.addWidget(fixed_box)
+        column.addWidget(workshop_box)
+        form = QFormLayout()
+        form.addRow("Referência do &pagamento:", self.payment)
+        column.addLayout(form)
+        column.addWidget(payment_note)
+        column.addWidget(self.compromisso)
+        form2 = QFormLayout()
+        form2.addRow("Observa&ção:", self.note)
+        column.addLayout(form2)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(content)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.cancel_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.release_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(scroll, 1)
+        layout.addWidget(self.banner)
+        layout.addLayout(buttons)
+        self._sync()
+
+    def _sync(self) -> None:
+        self.items.setEnabled(self.fault_fixed.isChecked())
+        self.workshop.setEnabled(self.to_workshop.isChecked())
+        self.workshop_deadline.setEnabled(self.to_workshop.isChecked())
+
+    def rechecked(self) -> list[str]:
+        return [self.items.item(i).data(Qt.ItemDataRole.UserRole)
+                for i in range(self.items.count())
+                if self.items.item(i).checkState() == Qt.CheckState.Checked]
+
+    def release(self) -> None:
+        if self.to_workshop.isChecked() and not self.workshop.text().strip():
+            self.banner.error("Informe a oficina para onde o veículo vai (art. 38, II).")
+            self.workshop.setFocus()
+            return
+        kwargs = {
+            "session": self.ctx.session, "retention_id": self.held.record_id,
+            "fault_fixed": self.fault_fixed.isChecked(),
+            "rechecked_items": self.rechecked() if self.fault_fixed.isChecked() else [],
+            "workshop": self.workshop.text().strip() if self.to_workshop.isChecked() else "",
+            "workshop_deadline": (self.workshop_deadline.date().toString("yyyy-MM-dd")
+                                  if self.to_workshop.isChecked() else None),
+            "payment_reference": self.payment.text().strip(),
+            "compromisso_signed": self.compromisso.isChecked(),
+            "note": self.note.text().strip(),
+        }
+        self.release_button.setEnabled(False)
+        self.banner.clear_message()
+
+        def failed(exc: BaseException) -> None:
+            self.release_button.setEnabled(True)
+            self.banner.error(describe_error(exc))
+
+        def released(result: Any) -> None:
+            self.vehicle_did_release.emit(result)
+            self.accept()
+
+        self.ctx.tasks.run_store(
+            lambda store: services.release_vehicle(store=store, **kwargs), released, failed,
+            owner=self)
+
+
+class RetentionDesk(QWidget):
+    """Vehicles held at this post, how long and why; release and print the termo."""
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.held: list[HeldVehicle] = []
+        self.release_dialog: ReleaseDialog | None = None
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setWordWrap(True)
+        self.table.setTabKeyNavigation(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().setMinimumSectionSize(TOUCH_TARGET_PX)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._sync)
+        self.table.itemActivated.connect(lambda _i: self.open_release())
+        self.empty = QLabel("Nenhum veículo retido neste posto.")
+        self.release_button = big_button("&Liberar…", primary=True)
+        self.release_button.clicked.connect(self.open_release)
+        self.refresh_button = big_button("A&tualizar")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.banner = Banner()
+        self.warnings = Banner()
+        self.panel = PrintPanel(ctx)
+        self.panel.hide()
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.release_button)
+        buttons.addWidget(self.refresh_button)
+        buttons.addStretch(1)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(heading("Balcão de retenção – veículos retidos"))
+        top_layout.addWidget(self.table, 1)
+        top_layout.addWidget(self.empty)
+        top_layout.addLayout(buttons)
+        top_layout.addWidget(self.banner)
+        top_layout.addWidget(self.warnings)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(top)
+        splitter.addWidget(self.panel)
+        splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+        self._sync()
+
+    def refresh(self) -> None:
+        self.ctx.tasks.run_store(load_held, self._show, self._failed, owner=self)
+
+    def _show(self, held: list[HeldVehicle]) -> None:
+        self.held = held
+        now = dt.datetime.now(dt.UTC)
+        self.table.setRowCount(len(held))
+        for row, h in enumerate(held):
+            cells = (h.number, h.plate, h.place, h.grounds_text, datetime_br(h.retained_at),
+                     held_for(h.retained_at, now))
+            for column, text in enumerate(cells):
+                self.table.setItem(row, column, QTableWidgetItem(text))
+        self.empty.setVisible(not held)
+        self.table.setVisible(bool(held))
+        if held:
+            self.table.selectRow(0)
+        self._sync()
+
+    def _failed(self, exc: BaseException) -> None:
+        self.banner.error(describe_error(exc))
+
+    def _sync(self) -> None:
+        selected = bool(self.table.selectionModel().selectedRows())
+        allowed = self.ctx.can("release_vehicle")
+        self.release_button.setEnabled(selected and allowed)
+        self.release_button.setToolTip(
+            "" if allowed else "Somente o balcão de retenção ou a supervisão libera veículos.")
+
+    def open_release(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or not self.ctx.can("release_vehicle"):
+            return
+        held = self.held[rows[0].row()]
+        dialog = ReleaseDialog(self.ctx, held, self)
+        dialog.vehicle_did_release.connect(self._released)
+        self.release_dialog = dialog
+        dialog.open()
+
+    def _released(self, result: Any) -> None:
+        numbers = ", ".join(r.display_number for r in result.records)
+        self.banner.show_message(f"Veículo liberado. Documentos selados: {numbers}.", "ok")
+        if result.warnings:
+            self.warnings.show_message("\n".join(result.warnings), "warning")
+        else:
+            self.warnings.clear_message()
+        self.panel.show()
+        self.panel.show_records([(r.id, r.kind, r.display_number) for r in result.records])
+        self.ctx.records_did_change.emit()
+        self.refresh()
