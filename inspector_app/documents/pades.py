@@ -3,8 +3,12 @@
 The signature is PAdES baseline B-B (``/ETSI.CAdES.detached``, no timestamp, no revocation
 data) made with the device's Ed25519 key and its certificate (self-issued in demo mode,
 issued by HQ later). Any PDF reader that understands the signature shows when the file was
-changed after signing. Caveat: B-B carries no trusted time; the signing time is the device's
-own claim, and the certificate is checked at that claimed time.
+changed after signing.
+
+Caveats: B-B carries no trusted time; the signing time is the device's own claim, and the
+certificate is checked at that claimed time. Ed25519 in PDF is ISO/TS 32002, so pyHanko
+marks the signed file as PDF 2.0 with that developer extension; a reader that predates
+EdDSA shows the signature as unsupported rather than valid.
 """
 
 from __future__ import annotations
@@ -53,11 +57,12 @@ class SignatureCheck:
     """What :func:`validate_pdf_signature` found.
 
     ``intact``: the signed bytes hash to the digest the signature covers. ``valid``: the
-    signature verifies and its certificate chains to the trusted certificate (checked even
-    when not intact). ``coverage``: ``"entire_file"``, ``"entire_revision"`` (something was
-    appended after the signature), ``"contiguous_block_from_start"``, ``"unclear"``, or
-    ``"none"`` when no signature could be read. ``modified_after_signing``: bytes follow the
-    signed revision (an incremental update). ``ok`` is the one answer to act on.
+    signature verifies, its certificate chains to the trusted certificate and was within its
+    validity period at the signing time (checked even when not intact). ``coverage``:
+    ``"entire_file"``, ``"entire_revision"`` (something was appended after the signature),
+    ``"contiguous_block_from_start"``, ``"unclear"``, or ``"none"`` when no signature could
+    be read. ``modified_after_signing``: bytes follow the signed revision (an incremental
+    update). ``ok`` is the one answer to act on.
     """
 
     intact: bool
@@ -152,7 +157,8 @@ def validate_pdf_signature(
 
     ``trust_certificate_der`` is the only trust anchor: the device's own certificate (demo)
     or, later, HQ's issuing certificate. No network is used (no revocation check). The
-    certificate is checked at ``at``, by default at the signing time the signature claims.
+    certificate is checked at ``at`` (timezone-aware), by default at the signing time the
+    signature claims.
     A PDF that cannot be parsed, or has no such signature, gives a check that is not ok.
     """
     # The bytes are untrusted and pyHanko reports malformed input with many exception types

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -68,6 +69,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     _engine(args).dispose()
     config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
                             log_level=args.log_level, server_header=False)
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+    hq_log = logging.getLogger("inspector_app.hq")
+    hq_log.setLevel(args.log_level.upper())
+    hq_log.addHandler(handler)
+    hq_log.propagate = False
     install_redaction()
     uvicorn.Server(config).run()
     return EXIT_OK

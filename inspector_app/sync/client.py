@@ -21,8 +21,8 @@ worker, never from the GUI thread.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
+import json
 import socket
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -180,8 +180,10 @@ def enrol(
         raise SyncError(f"HQ did not answer: {exc}",
                         "A sede não respondeu a tempo. Tente de novo com o mesmo código.") from exc
     except httpx.TransportError as exc:
-        raise SyncError(f"cannot reach HQ: {exc}",
-                        "Não foi possível falar com a sede: verifique a conexão e o endereço.") from exc
+        raise SyncError(
+            f"cannot reach HQ: {exc}",
+            "Não foi possível falar com a sede: verifique a conexão e o endereço.",
+        ) from exc
     if response.status_code != 200:
         detail = _detail(response)
         raise SyncError(f"HQ refused the enrolment ({response.status_code}): {detail}",
@@ -278,11 +280,10 @@ def _mark_attempt(store: Store, ids: Sequence[str], status: str, error: str) -> 
 
 
 def _apply_results(store: Store, sent: Sequence[PushRecord], results: Sequence[PushResult],
-                   summary: SyncSummary) -> list[PushResult]:
-    """Record HQ's answers in the outbox; returns the ``missing_blobs`` answers."""
+                   summary: SyncSummary) -> None:
+    """Record HQ's answers in the outbox, in one transaction."""
     by_id = {r.id: r for r in results}
     now = utc_now()
-    missing: list[PushResult] = []
     with store.atomic():
         for record in sent:
             result = by_id.get(record.id)
@@ -300,14 +301,11 @@ def _apply_results(store: Store, sent: Sequence[PushRecord], results: Sequence[P
                     error += " (" + ", ".join(s[:12] for s in result.missing) + ")"
                 summary.count(result.status)
                 summary.problems.append(f"{label}: {result.status}: {error}")
-                if result.status == "missing_blobs":
-                    missing.append(result)
             store.conn.execute(
                 "UPDATE outbox SET attempts = attempts + 1, last_attempt_at = ?, "
                 "ack_status = ?, last_error = ?, acked_at = ? "
                 "WHERE record_id = ? AND acked_at IS NULL",
                 [now, status, error, acked, record.id])
-    return missing
 
 
 # --- HTTP -------------------------------------------------------------------------------------
@@ -322,7 +320,7 @@ def _check(response: httpx.Response) -> None:
 
 def _blob_file(store: Store, sha: str) -> Path | None:
     folder = store.blob_dir / sha[:2]
-    for path in sorted(folder.glob(f"{sha}.*")) + [folder / sha]:
+    for path in [*sorted(folder.glob(f"{sha}.*")), folder / sha]:
         if path.is_file():
             return path
     return None
@@ -364,30 +362,48 @@ def _ensure_blob(store: Store, client: httpx.Client, sha: str, summary: SyncSumm
         summary.problems.append(f"arquivo {sha[:12]}…: a sede recusou ({_detail(put)})")
 
 
-def _push_batch(store: Store, client: httpx.Client, batch: Sequence[PushRecord],
-                summary: SyncSummary) -> list[PushResult]:
-    ids = [r.id for r in batch]
+def _post(client: httpx.Client, batch: Sequence[PushRecord]) -> list[PushResult]:
+    """POST one batch; raises _Offline (no answer, 5xx, unreadable) or _Refused."""
     body = PushRequest(records=list(batch)).model_dump()
     try:
         response = client.post(f"{API_PREFIX}/push", json=body)
     except httpx.TransportError as exc:
-        _mark_attempt(store, ids, "unknown",
-                      f"sem resposta da sede ({type(exc).__name__}); será reenviado")
-        summary.unknown += len(ids)
-        raise _Offline(str(exc) or type(exc).__name__) from exc
+        raise _Offline(f"{type(exc).__name__}: {exc}") from exc
+    _check(response)
+    if response.status_code != 200:
+        raise _Offline(f"HTTP {response.status_code}: {_detail(response)}")
     try:
-        _check(response)
-        if response.status_code != 200:
-            raise _Offline(f"HTTP {response.status_code}: {_detail(response)}")
-        results = PushResponse.model_validate(response.json()).results
-    except (_Offline, _Refused, ValueError, ValidationError) as exc:
-        _mark_attempt(store, ids, "unknown", f"resposta da sede não confirmou: {exc}")
-        summary.unknown += len(ids)
-        if isinstance(exc, (_Offline, _Refused)):
-            raise
+        return PushResponse.model_validate(response.json()).results
+    except (ValueError, ValidationError) as exc:
         raise _Offline(f"unreadable push answer: {exc}") from exc
-    summary.pushed += len(ids)
-    return _apply_results(store, batch, results, summary)
+
+
+def _push_batch(store: Store, client: httpx.Client, batch: Sequence[PushRecord],
+                summary: SyncSummary) -> None:
+    try:
+        results = _post(client, batch)
+    except (_Offline, _Refused) as exc:
+        # No acknowledgement: the batch may or may not be at HQ. Unknown, sent again later.
+        _mark_attempt(store, [r.id for r in batch], "unknown",
+                      f"sem confirmação da sede ({exc}); será reenviado")
+        summary.unknown += len(batch)
+        raise
+    summary.pushed += len(batch)
+    missing = {r.id: r for r in results if r.status == "missing_blobs"}
+    if missing:
+        # HQ lacks blobs we thought it had (or a file failed to go): forget those
+        # confirmations, upload again and push the records once more.
+        try:
+            for result in missing.values():
+                for sha in result.missing:
+                    store.conn.execute("DELETE FROM sync_blobs WHERE sha256 = ?", [sha])
+                    _ensure_blob(store, client, sha, summary)
+            again = {r.id: r for r in _post(client, [r for r in batch if r.id in missing])}
+            results = [again.get(r.id, r) for r in results]
+        except (_Offline, _Refused, httpx.TransportError):
+            _apply_results(store, batch, results, summary)
+            raise
+    _apply_results(store, batch, results, summary)
 
 
 def _push_all(store: Store, client: httpx.Client, summary: SyncSummary, batch_size: int) -> None:
@@ -403,24 +419,10 @@ def _push_all(store: Store, client: httpx.Client, summary: SyncSummary, batch_si
                  for r in rows]
         for sha in sorted({b for record in batch for b in record.blobs}):
             _ensure_blob(store, client, sha, summary)
-        missing = _push_batch(store, client, batch, summary)
-        if not missing:
-            continue
-        # HQ lost (or never got) blobs we thought it had: forget the confirmations, upload
-        # again and push those records once more.
-        for result in missing:
-            for sha in result.missing:
-                store.conn.execute("DELETE FROM sync_blobs WHERE sha256 = ?", [sha])
-                _ensure_blob(store, client, sha, summary)
-        again = [r for r in batch if r.id in {m.id for m in missing}]
-        summary.missing_blobs -= len(again)
-        summary.problems = [p for p in summary.problems if ": missing_blobs:" not in p]
-        _push_batch(store, client, again, summary)
+        _push_batch(store, client, batch, summary)
 
 
 def _envelope(payload: str) -> dict[str, Any]:
-    import json
-
     value = json.loads(payload)
     return value if isinstance(value, dict) else {}
 
@@ -558,7 +560,3 @@ def _record_run(store: Store, s: SyncSummary) -> None:
          s.conflict, s.rejected, s.missing_blobs, s.unknown, s.blobs_uploaded, s.pulled,
          s.error],
     )
-
-
-def _today() -> str:
-    return dt.date.today().isoformat()

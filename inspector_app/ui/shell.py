@@ -261,7 +261,7 @@ class ShellWindow(QMainWindow):
         top.addWidget(self.logout_button)
         self.top_bar = QWidget()
         self.top_bar.setLayout(top)
-        self.top_bar.hide()
+        self._show_session_controls(False)
         central = QWidget()
         column = QVBoxLayout(central)
         column.setContentsMargins(8, 4, 8, 4)
@@ -334,8 +334,12 @@ class ShellWindow(QMainWindow):
 
     # --- session ----------------------------------------------------------------------------------
 
+    def _show_session_controls(self, visible: bool) -> None:
+        for widget in (self.user_label, self.lock_button, self.logout_button):
+            widget.setVisible(visible)
+
     def show_login(self, *, locked_for: str | None = None, reason: str = "") -> None:
-        self.top_bar.setVisible(False)
+        self._show_session_controls(False)
         self.login.prepare(locked_for=locked_for, demo=self.ctx.demo, reason=reason)
         self.pages.setCurrentWidget(self.login)
 
@@ -348,7 +352,7 @@ class ShellWindow(QMainWindow):
         role = ROLE_LABELS.get(session.role, session.role)
         self.user_label.setText(f"{session.name} – {role} – mat. {session.matricula}")
         self.status_user.setText(f"{session.name} ({role})")
-        self.top_bar.setVisible(True)
+        self._show_session_controls(True)
         if not resumed:
             self.main.reset()
         self.pages.setCurrentWidget(self.main)

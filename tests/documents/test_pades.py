@@ -226,10 +226,11 @@ def test_one_byte_changed_in_the_signature_value_invalidates_it(device, signed):
     assert check.message_pt.startswith("Assinatura inválida")
 
 
-def test_every_single_byte_change_outside_the_signature_container_is_caught(device, signed):
-    # Every 97th byte keeps the test quick while walking headers, objects, streams and xref.
+def test_a_byte_changed_anywhere_outside_the_signature_container_is_caught(device, signed):
+    # Every 251st byte keeps the test quick (~3 s) while walking header, objects, font and
+    # content streams, xref and trailer.
     start, end = contents_span(signed)
-    for index in [*range(0, start, 97), *range(end, len(signed), 97)]:
+    for index in [*range(0, start, 251), *range(end, len(signed), 251)]:
         altered = signed[:index] + bytes([signed[index] ^ 0x01]) + signed[index + 1:]
         assert not validate_pdf_signature(altered, trust_certificate_der=device.certificate).ok, index
 

@@ -1,0 +1,108 @@
+"""HQ enrolment: one-time codes, tokens stored hashed, expiry, rate limit, failure answers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+
+import httpx
+from hqkit import SimDevice
+from sqlalchemy import update
+
+from inspector_app.hq.core.security import hash_secret
+from inspector_app.hq.tables import enrolment_codes
+from inspector_app.security.keys import DeviceKey
+from inspector_app.sync.protocol import API_PREFIX
+
+
+def post_enrol(hq, code, key=None, **client_kwargs):
+    key = key or DeviceKey.generate()
+    with hq.client(**client_kwargs) as client:
+        return client.post(f"{API_PREFIX}/enrol", json={
+            "code": code, "public_key": key.public_key_b64(), "device_name": "tablet 7"})
+
+
+def test_enrolment_returns_device_token_and_first_range_and_keeps_only_the_token_hash(hq):
+    code = hq.enrol_code(series="SEMOB", range_size=50)
+    response = post_enrol(hq, code.lower().replace("-", " "))  # typed loosely by a person
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["number_range"] == {"series": "SEMOB", "first": 1, "last": 50}
+    stored = hq.scalar("SELECT token_hash FROM devices WHERE id = :id", id=body["device_id"])
+    assert stored == hashlib.sha256(body["token"].encode()).hexdigest()
+    assert hq.scalar("SELECT COUNT(*) FROM devices WHERE token_hash = :t", t=body["token"]) == 0
+    assert hq.scalar("SELECT COUNT(*) FROM enrolment_codes WHERE code_hash = :h",
+                     h=hashlib.sha256(code.encode()).hexdigest()) == 1
+
+
+def test_second_device_gets_the_next_range_of_the_series(hq):
+    first = SimDevice(hq).enrol(series="AI", range_size=100)
+    second = SimDevice(hq).enrol(series="AI", range_size=100)
+    assert (first.first, second.first) == (1, 101)
+
+
+def test_a_used_code_is_refused_for_another_key(hq):
+    code = hq.enrol_code()
+    assert post_enrol(hq, code).status_code == 200
+    again = post_enrol(hq, code)
+    assert again.status_code == 400
+    assert "já utilizado" in again.json()["detail"]
+
+
+def test_a_retry_with_the_same_code_and_key_returns_the_same_device_with_a_new_token(hq):
+    code, key = hq.enrol_code(), DeviceKey.generate()
+    first = post_enrol(hq, code, key).json()
+    second = post_enrol(hq, code, key).json()
+    assert second["device_id"] == first["device_id"]
+    assert second["number_range"] == first["number_range"]
+    assert second["token"] != first["token"]
+    with hq.client(first["token"]) as client:  # the lost answer's token no longer works
+        assert client.get(f"{API_PREFIX}/pull").status_code == 401
+    with hq.client(second["token"]) as client:
+        assert client.get(f"{API_PREFIX}/pull").status_code == 200
+
+
+def test_an_expired_code_is_refused(hq):
+    code = hq.enrol_code(ttl_minutes=5)
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)).isoformat()
+    with hq.engine.begin() as conn:
+        conn.execute(update(enrolment_codes)
+                     .where(enrolment_codes.c.code_hash == hash_secret(code))
+                     .values(expires_at=past))
+    response = post_enrol(hq, code)
+    assert response.status_code == 400
+    assert "expirado" in response.json()["detail"]
+
+
+def test_an_unknown_code_is_refused(hq):
+    response = post_enrol(hq, "AAAA-BBBB-CCCC-DDDD")
+    assert response.status_code == 400
+    assert response.json()["detail"] == "Código de cadastro inválido."
+
+
+def test_five_failures_in_a_minute_block_that_address_even_with_a_good_code(hq):
+    for _ in range(5):
+        assert post_enrol(hq, "AAAA-BBBB-CCCC-DDDD").status_code == 400
+    blocked = post_enrol(hq, hq.enrol_code())
+    assert blocked.status_code == 429
+    assert int(blocked.headers["Retry-After"]) >= 1
+    # Another client address (127.0.0.2 is loopback too) is not blocked.
+    other = post_enrol(hq, hq.enrol_code(),
+                       transport=httpx.HTTPTransport(local_address="127.0.0.2"))
+    assert other.status_code == 200
+
+
+def test_a_key_already_enrolled_and_active_is_refused_with_409(hq):
+    key = DeviceKey.generate()
+    assert post_enrol(hq, hq.enrol_code(), key).status_code == 200
+    response = post_enrol(hq, hq.enrol_code(), key)
+    assert response.status_code == 409
+
+
+def test_a_malformed_public_key_or_missing_field_is_422(hq):
+    with hq.client() as client:
+        short = client.post(f"{API_PREFIX}/enrol", json={
+            "code": hq.enrol_code(), "public_key": "AAAA", "device_name": "x"})
+        missing = client.post(f"{API_PREFIX}/enrol", json={"code": hq.enrol_code()})
+    assert short.status_code == 422
+    assert missing.status_code == 422
