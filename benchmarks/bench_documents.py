@@ -9,13 +9,14 @@ any renderer must pay (font subsets, images, compression). The difference is the
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import math
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pypdf import PageObject, PdfReader
 from reportlab.lib.utils import ImageReader
@@ -33,13 +34,16 @@ from inspector_app.store.sealing import SealedRecord
 
 AIM_RATIO = 1.5
 FACES = (SANS, SANS_BOLD, CONDENSED, CONDENSED_BOLD)
+Layout = Literal["a4", "80mm"]
+LAYOUTS: tuple[tuple[Layout, str], ...] = (
+    ("a4", "A4 auto de infração, 4 photos + QR"),
+    ("80mm", "80 mm auto de infração, 4 photos + QR"),
+)
 SESSION = services.Session("1002", "Maria da Conceição Araújo", "inspector")
 
 
 def build_auto(store: Store, photo_dir: Path) -> SealedRecord:
     """A sealed DF STPA auto: 3 failed items, 4 photos, driver refusing, retention."""
-    import datetime as dt
-
     seed_registry(store, vehicles=12, seed=3, today=dt.date(2026, 4, 14))
     plate = store.conn.execute(
         "SELECT plate FROM ref_vehicles WHERE pack_id = 'DF_STPA' ORDER BY id").fetchone()[0]
@@ -128,7 +132,8 @@ def _paired_times(a: Callable[[], object], b: Callable[[], object],
                   repeat: int) -> tuple[list[float], list[float]]:
     """Sorted timings of ``a`` and ``b``, run alternately so both see the same machine load."""
     a(), b()
-    out_a, out_b = [], []
+    out_a: list[float] = []
+    out_b: list[float] = []
     for _ in range(repeat):
         for fn, out in ((a, out_a), (b, out_b)):
             t0 = time.perf_counter()
@@ -151,10 +156,9 @@ def run(repeat: int = 25) -> list[dict[str, object]]:
         try:
             record = build_auto(store, root / "photos")
             blobs = store.blob_dir
-            for layout, label in (("a4", "A4 auto de infração, 4 photos + QR"),
-                                  ("80mm", "80 mm auto de infração, 4 photos + QR")):
-                def render(layout: str = layout) -> bytes:
-                    return render_document(record, blob_dir=blobs, layout=layout)  # type: ignore[arg-type]
+            for layout, label in LAYOUTS:
+                def render(layout: Layout = layout) -> bytes:
+                    return render_document(record, blob_dir=blobs, layout=layout)
 
                 pdf = render()
                 reader = PdfReader(io.BytesIO(pdf))

@@ -185,25 +185,23 @@ def _cmd_store_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_registry_import(args: argparse.Namespace) -> int:
-    from inspector_app.store.registry_import import import_registry
+    from inspector_app.store.registry_import import RegistryImportError, import_registry
 
     path = Path(args.file)
-    if not path.is_file():
-        print(f"inspector: {path}: no such file", file=sys.stderr)
+    if not path.exists():
+        print(f"inspector: {path}: no such file or folder", file=sys.stderr)
         return EXIT_USAGE
     store = _open(args)
     try:
         report = import_registry(store, path, table=args.table)
+    except RegistryImportError as exc:
+        print(f"inspector: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         store.close()
-    for table, n in report.imported.items():
-        print(f"{table}: {n} row(s) imported")
-    for err in report.errors:
-        print(f"  {err.where}: {err.field}: {err.message}")
-    if report.errors:
-        print(f"{len(report.errors)} row(s) rejected; good rows were kept")
-        return EXIT_PROBLEMS
-    return EXIT_OK
+    for line in report.lines():
+        print(line)
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
 def _cmd_demo_seed(args: argparse.Namespace) -> int:
@@ -215,7 +213,9 @@ def _cmd_demo_seed(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = _open(args)
     try:
-        counts = demo.seed_registry(store, vehicles=args.vehicles, seed=args.seed)
+        counts = demo.seed_registry(
+            store, vehicles=args.vehicles, seed=args.seed, replace=args.replace
+        )
         if args.autos:
             counts["autos"] = len(demo_autos.seed_autos(store, autos=args.autos, seed=args.seed))
     finally:
@@ -277,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
     ds.add_argument("--vehicles", type=int, default=200)
     ds.add_argument("--autos", type=int, default=0, help="also seal N realistic autos")
     ds.add_argument("--seed", type=int, default=1)
+    ds.add_argument("--replace", action="store_true",
+                    help="replace a registry that came from an import")
     ds.set_defaults(func=_cmd_demo_seed)
     return parser
 

@@ -6,7 +6,7 @@ content-addressed next to the photos and logs them in the ``documents`` table.
 
 from __future__ import annotations
 
-from .archive import archive_pdf, archived_documents
+from .archive import archive_pdf, archived_documents, next_reprint_number
 from .qr import DEFAULT_VERIFY_BASE_URL, qr_png, verification_url
 from .render import DOCUMENT_KINDS, render_document
 
@@ -15,6 +15,7 @@ __all__ = [
     "DOCUMENT_KINDS",
     "archive_pdf",
     "archived_documents",
+    "next_reprint_number",
     "qr_png",
     "render_document",
     "verification_url",

@@ -53,6 +53,15 @@ def archive_pdf(store: Store, record_id: str, layout: str, copy: str, reprint_nu
     return sha
 
 
+def next_reprint_number(store: Store, record_id: str, copy: str) -> int:
+    """k for the next print of this copy: 0 the first time, then 1, 2, … (the number of
+    PDFs of this record and copy already archived)."""
+    row = store.conn.execute(
+        "SELECT COUNT(*) FROM documents WHERE record_id = ? AND copy = ?", [record_id, copy]
+    ).fetchone()
+    return int(row[0])
+
+
 def archived_documents(store: Store, record_id: str) -> list[ArchivedDocument]:
     """Every archived PDF of ``record_id``, oldest first."""
     rows = store.conn.execute(

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reportlab.lib import colors
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.platypus import Flowable, Table, TableStyle
@@ -123,12 +122,17 @@ class Field:
     span: int = 1  # columns of the A4 grid (4 across); the roll has 2
 
 
+# A laid-out grid cell: (left edge, label, value lines).
+Cell = tuple[float, str, list[str]]
+
+
 class FieldGrid(Flowable):  # type: ignore[misc]
     """A form grid: each field a small grey label over its value (A4) or "label: value" on
     one line (the roll), packed row by row, the last field of a row taking what is left.
 
     Drawn directly (one text object, one path for the rules): a reportlab Table of
-    paragraphs costs several times as much for the same page.
+    paragraphs costs several times as much. Splits between pages at a row, or inside a
+    row taller than what is left of the page.
     """
 
     PAD_X = 2.5
@@ -136,13 +140,14 @@ class FieldGrid(Flowable):  # type: ignore[misc]
     PAD_BOTTOM = 2.0
 
     def __init__(self, items: Sequence[Field], *, style: TextStyle, label_size: float,
-                 columns: int, inline: bool) -> None:
+                 columns: int, inline: bool, _cells: list[list[Cell]] | None = None,
+                 _width: float | None = None) -> None:
         super().__init__()
         self.style = style
         self.label_size = label_size
         self.inline = inline
         self.columns = columns
-        # Rows of (first column, span, field).
+        # Rows of (first column, span, field); the last field of a row runs to the edge.
         self.rows: list[list[tuple[int, int, Field]]] = []
         row: list[tuple[int, int, Field]] = []
         used = 0
@@ -155,69 +160,102 @@ class FieldGrid(Flowable):  # type: ignore[misc]
             used += span
         if row:
             self.rows.append(row)
-        for r in self.rows:  # the last field of each row runs to the right edge
+        for r in self.rows:
             first, _span, item = r[-1]
             r[-1] = (first, columns - first, item)
-        self._wrapped_at: float | None = None
-        self._cells: list[list[tuple[float, float, list[str]]]] = []
-        self._heights: list[float] = []
+        self._wrapped_at = _width
+        self._cells: list[list[Cell]] = _cells or []
+        if _cells is not None and _width is not None:
+            self.width = _width
+            self.height = sum(self._row_height(c) for c in _cells)
 
-    def _lead(self, item: Field) -> float:
-        return stringWidth(item.label + ": ", self.style.font, self.label_size)
+    def _lead(self, label: str) -> float:
+        return float(stringWidth(label + ": ", self.style.font, self.label_size))
+
+    def _cell_height(self, lines: list[str]) -> float:
+        label = 0.0 if self.inline else self.label_size * 1.25
+        return label + max(1, len(lines)) * self.style.leading
+
+    def _row_height(self, cells: list[Cell]) -> float:
+        return max(self._cell_height(lines) for _x, _l, lines in cells) + (
+            self.PAD_TOP + self.PAD_BOTTOM)
 
     def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
         if avail_width != self._wrapped_at:
             st = self.style
             col = avail_width / self.columns
-            self._cells, self._heights = [], []
+            self._cells = []
             for row in self.rows:
-                cells, tallest = [], 0.0
+                cells: list[Cell] = []
                 for first, span, item in row:
                     room = col * span - 2 * self.PAD_X
-                    value = item.value or MISSING
-                    if self.inline:
-                        lines = wrap_plain(value, st.font, st.size, room,
-                                           first_indent=self._lead(item))
-                        height = len(lines) * st.leading
-                    else:
-                        lines = wrap_plain(value, st.font, st.size, room)
-                        height = self.label_size * 1.25 + len(lines) * st.leading
-                    cells.append((first * col, height, lines))
-                    tallest = max(tallest, height)
+                    indent = self._lead(item.label) if self.inline else 0.0
+                    lines = wrap_plain(item.value or MISSING, st.font, st.size, room,
+                                       first_indent=indent)
+                    cells.append((first * col, item.label, lines))
                 self._cells.append(cells)
-                self._heights.append(tallest + self.PAD_TOP + self.PAD_BOTTOM)
             self._wrapped_at = avail_width
             self.width = avail_width
-            self.height = sum(self._heights)
+            self.height = sum(self._row_height(c) for c in self._cells)
         return self.width, self.height
+
+    def split(self, avail_width: float, avail_height: float) -> list[Flowable]:
+        self.wrap(avail_width, avail_height)
+        used = 0.0
+        for i, cells in enumerate(self._cells):
+            height = self._row_height(cells)
+            if used + height > avail_height:
+                break
+            used += height
+        else:
+            return [self]
+        label = 0.0 if self.inline else self.label_size * 1.25
+        fit = int((avail_height - used - self.PAD_TOP - self.PAD_BOTTOM - label)
+                  // self.style.leading)
+        if fit >= 1:  # the row itself continues on the next page
+            head = [(x, name, lines[:fit]) for x, name, lines in cells]
+            tail = [(x, f"{name} (continuação)" if lines[fit:] else "", lines[fit:])
+                    for x, name, lines in cells]
+            first, rest = [*self._cells[:i], head], [tail, *self._cells[i + 1:]]
+        elif i:
+            first, rest = self._cells[:i], self._cells[i:]
+        else:
+            return []
+        return [self._part(first), self._part(rest)]
+
+    def _part(self, cells: list[list[Cell]]) -> FieldGrid:
+        return FieldGrid([], style=self.style, label_size=self.label_size,
+                         columns=self.columns, inline=self.inline, _cells=cells,
+                         _width=self.width)
 
     def draw(self) -> None:
         c = self.canv
         st = self.style
-        col = self.width / self.columns
         text = c.beginText()
         path = c.beginPath()
         top = self.height
-        for row, cells, height in zip(self.rows, self._cells, self._heights, strict=True):
+        for cells in self._cells:
+            height = self._row_height(cells)
             path.moveTo(0, top)
             path.lineTo(self.width, top)
-            for (first, _span, item), (x0, _h, lines) in zip(row, cells, strict=True):
-                if first:
-                    path.moveTo(first * col, top)
-                    path.lineTo(first * col, top - height)
+            for x0, label, lines in cells:
+                if x0:
+                    path.moveTo(x0, top)
+                    path.lineTo(x0, top - height)
                 x = x0 + self.PAD_X
                 y = top - self.PAD_TOP - st.size
+                indent = 0.0
                 text.setFillColor(GREY)
                 text.setFont(st.font, self.label_size)
                 if self.inline:
-                    text.setTextOrigin(x, y)
-                    text.textOut(item.label + ": ")
-                    indent = self._lead(item)
+                    if label:
+                        text.setTextOrigin(x, y)
+                        text.textOut(label + ": ")
+                        indent = self._lead(label)
                 else:
                     text.setTextOrigin(x, top - self.PAD_TOP - self.label_size)
-                    text.textOut(item.label)
+                    text.textOut(label)
                     y = top - self.PAD_TOP - self.label_size * 1.25 - st.size
-                    indent = 0.0
                 text.setFillColor(INK)
                 text.setFont(st.font, st.size)
                 for line in lines:
@@ -226,12 +264,10 @@ class FieldGrid(Flowable):  # type: ignore[misc]
                     indent = 0.0
                     y -= st.leading
             top -= height
-        path.moveTo(0, 0)
-        path.lineTo(self.width, 0)
-        path.moveTo(0, 0)
-        path.lineTo(0, self.height)
-        path.moveTo(self.width, 0)
-        path.lineTo(self.width, self.height)
+        for x0, y0, x1, y1 in ((0, 0, self.width, 0), (0, 0, 0, self.height),
+                               (self.width, 0, self.width, self.height)):
+            path.moveTo(x0, y0)
+            path.lineTo(x1, y1)
         c.saveState()
         c.setStrokeColor(RULE)
         c.setLineWidth(0.4)
@@ -262,19 +298,25 @@ def table(data: list[list[Any]], widths: Sequence[float], *, header: bool = True
     if header:
         commands.append(("BACKGROUND", (0, 0), (-1, 0), SHADE))
     commands.extend(extra)
+    # splitInRow: a row taller than what is left of the page (a very long note) continues
+    # on the next page instead of failing the whole document.
     t = Table(data, colWidths=list(widths), style=TableStyle(commands),
-              repeatRows=1 if header else 0)
+              repeatRows=1 if header else 0, splitInRow=1)
     t.hAlign = "LEFT"
     return t
 
 
 def layout_grid(data: list[list[Any]], widths: Sequence[float], gap: float) -> Table:
-    """Cells side by side without lines (thumbnails, signature blocks)."""
-    return table(data, widths, header=False, extra=[
-        ("GRID", (0, 0), (-1, -1), 0, colors.white),
+    """Cells side by side without rules (thumbnails, signature blocks)."""
+    t = Table(data, colWidths=list(widths), style=TableStyle([
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
         ("LEFTPADDING", (0, 0), (-1, -1), 0),
         ("RIGHTPADDING", (0, 0), (-1, -1), gap),
-    ])
+        ("TOPPADDING", (0, 0), (-1, -1), 0),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 4),
+    ]))
+    t.hAlign = "LEFT"
+    return t
 
 
 def keep(ctx: DocContext, flowables: list[Flowable]) -> list[Flowable]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 
-from reportlab.lib.fonts import addMapping
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 
@@ -29,7 +28,7 @@ _done = False
 
 
 def register_fonts() -> None:
-    """Register the four faces and their bold mappings (idempotent, thread-safe).
+    """Register the four faces (idempotent, thread-safe).
 
     Parsing a TTF costs tens of milliseconds, so it happens once per process; reportlab
     keeps the registry globally.
@@ -43,10 +42,4 @@ def register_fonts() -> None:
         for name, filename in _FILES.items():
             path = resource_path("fonts", filename)
             pdfmetrics.registerFont(TTFont(name, str(path)))
-        # <b> inside a Paragraph picks the bold face of the same family.
-        for regular, bold in ((SANS, SANS_BOLD), (CONDENSED, CONDENSED_BOLD)):
-            addMapping(regular, 0, 0, regular)
-            addMapping(regular, 1, 0, bold)
-            addMapping(regular, 0, 1, regular)
-            addMapping(regular, 1, 1, bold)
         _done = True

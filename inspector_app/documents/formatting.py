@@ -52,7 +52,7 @@ def money(value: object) -> str:
         return str(value)
     sign = "-" if amount < 0 else ""
     whole, cents = f"{abs(amount):.2f}".split(".")
-    groups = []
+    groups: list[str] = []
     while len(whole) > 3:
         groups.insert(0, whole[-3:])
         whole = whole[:-3]

@@ -139,7 +139,7 @@ class _A4Canvas(Canvas):  # type: ignore[misc]
         self._saved_pages: list[dict[str, Any]] = []
         _fix_date(self, ctx)
 
-    def showPage(self) -> None:  # noqa: N802 (reportlab's name)
+    def showPage(self) -> None:
         self._saved_pages.append(dict(self.__dict__))
         self._startPage()
 

@@ -164,11 +164,11 @@ def infractions(ctx: DocContext) -> Story:
     out.append(txt([bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "
                          f"{fmt.text(totals.get('points'), '0')} ponto(s)."),
                     f" {ESTIMATE_NOTE}"], st.body))
-    out.append(txt(bold("Valores estimados – referência:"), st.small, keep_with_next=True))
+    refs: Story = [txt(bold("Valores estimados – referência:"), st.small)]
     for n, inf in enumerate(rows, 1):
-        out.append(txt(f"{n}. {fmt.text(inf.get('rule_id'))}: "
-                       f"{fmt.text(inf.get('fine_reference'))}", st.small))
-    return out
+        refs.append(txt(f"{n}. {fmt.text(inf.get('rule_id'))}: "
+                        f"{fmt.text(inf.get('fine_reference'))}", st.small))
+    return out + keep(ctx, refs)
 
 
 def _basis(inf: Mapping[str, Any]) -> str:
@@ -286,7 +286,7 @@ def measures(ctx: DocContext) -> Story:
             out.append(txt(str(cassacao["note"]), st.small))
     if not any_measure:
         out.append(txt("Nenhuma medida administrativa.", st.body))
-    return out
+    return keep(ctx, out)
 
 
 def deadlines(ctx: DocContext) -> Story:
@@ -312,7 +312,7 @@ def deadlines(ctx: DocContext) -> Story:
             f"{fmt.text(d.get('label'))}: {fmt.deadline_span(d.get('days'), d.get('unit'))} "
             f"contados {fmt.trigger(d.get('trigger'))} – {fmt.text(d.get('body'))} – "
             f"{fmt.text(d.get('basis'))}", st.small))
-    return out
+    return keep(ctx, out)
 
 
 def presumed_rules(ctx: DocContext) -> Story:
@@ -333,7 +333,8 @@ def notes(ctx: DocContext) -> Story:
     items = [str(n) for n in as_list(outcome(ctx).get("notes"))]
     if not items:
         return []
-    return [heading(ctx, "Observações"), *[bullet(n, ctx.styles.small) for n in items]]
+    return keep(ctx, [heading(ctx, "Observações"),
+                      *[bullet(n, ctx.styles.small) for n in items]])
 
 
 # --- evidence and signatures ------------------------------------------------------------------
@@ -354,7 +355,7 @@ def evidence(ctx: DocContext) -> Story:
     for n, p in enumerate(photos, 1):
         path = verified_blob(ctx.blob_dir, p.get("thumb_sha256"), ".jpg")
         item = f" · item {p['item_id']}" if p.get("item_id") else ""
-        row.append([Picture(path, w, h), txt(f"Foto {n}{item}", st.small)])
+        row.append([Picture(path, w, h), Spacer(1, 2), txt(f"Foto {n}{item}", st.small)])
         if len(row) == per_row:
             cells.append(row)
             row = []

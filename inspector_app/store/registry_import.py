@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import json
 import re
 import sqlite3
@@ -665,7 +666,9 @@ def _csv_rows(
     path: Path, table: str | None, report: ImportReport
 ) -> tuple[str, Iterator[tuple[str, Mapping[str, Any]]]]:
     text = _read_text(path)
-    lines = text.splitlines(keepends=True)
+    # Physical lines as an editor counts them (\n, \r\n or \r; str.splitlines would also
+    # split on form feeds and U+2028 inside a field).
+    lines = io.StringIO(text, newline="").readlines()
     offset = 0
     named = None
     # Leading comments and blank lines; the first comment may name the table.
@@ -806,6 +809,9 @@ def import_registry(
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
     """Import reference data from a CSV or JSON file (or a folder of them).
+
+    ``table`` names the table of a CSV file (ignored for JSON); ``progress(table, n)`` is
+    called after each row, good or bad.
 
     Returns the report; raises :class:`RegistryImportError` when a file as a whole cannot
     be read (nothing of that file is written) and :class:`StoreError` for a storage

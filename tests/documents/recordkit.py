@@ -63,6 +63,12 @@ def _photo(folder: Path, index: int) -> Path:
     return path
 
 
+def _of(result: services.SealResult, kind: str) -> SealedRecord:
+    record = result.of_kind(kind)
+    assert record is not None, f"no {kind} sealed"
+    return record
+
+
 def _plate(store: Store, pack_id: str, n: int = 0) -> str:
     rows = store.conn.execute(
         "SELECT plate FROM ref_vehicles WHERE pack_id = ? ORDER BY id", [pack_id]
@@ -110,8 +116,8 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
         store=store, session=INSPECTOR, inspection_id=insp, narrative=LONG_NARRATIVE,
         retain=True, retention_place="Pátio da Rodoviária – vaga 3",
     )
-    records["auto_infracao"] = sealed.of_kind("auto_infracao")  # type: ignore[assignment]
-    records["termo_retencao"] = sealed.of_kind("termo_retencao")  # type: ignore[assignment]
+    records["auto_infracao"] = _of(sealed, "auto_infracao")
+    records["termo_retencao"] = _of(sealed, "termo_retencao")
 
     # Juiz de Fora: company permit holder (CNPJ), the driver signs.
     insp = services.start_inspection(
@@ -129,7 +135,7 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
         store=store, session=JF_INSPECTOR, inspection_id=insp,
         narrative="Veículo em circulação na linha com as falhas descritas; condutor ciente.",
     )
-    records["auto_infracao_jf"] = sealed.of_kind("auto_infracao")  # type: ignore[assignment]
+    records["auto_infracao_jf"] = _of(sealed, "auto_infracao")
 
     # DF STPCR, driver not identified (absent).
     insp = services.start_inspection(
@@ -146,7 +152,7 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
         store=store, session=INSPECTOR, inspection_id=insp,
         narrative="Veículo estacionado no ponto de controle sem o condutor.",
     )
-    records["auto_infracao_ausente"] = sealed.of_kind("auto_infracao")  # type: ignore[assignment]
+    records["auto_infracao_ausente"] = _of(sealed, "auto_infracao")
 
     # Vistoria aprovada: every answered item conforms.
     pack = get_pack("DF_STPCR")
@@ -160,7 +166,7 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
     services.record_signature(store=store, inspection_id=insp, role="agent", status="signed",
                               strokes=_strokes(rng))
     sealed = services.seal_inspection(store=store, session=INSPECTOR, inspection_id=insp)
-    records["auto_vistoria_aprovado"] = sealed.of_kind("auto_vistoria")  # type: ignore[assignment]
+    records["auto_vistoria_aprovado"] = _of(sealed, "auto_vistoria")
 
     # Vistoria reprovada: an auto de vistoria and an auto de infração.
     insp = services.start_inspection(
@@ -180,7 +186,7 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
         store=store, session=INSPECTOR, inspection_id=insp,
         narrative="Na vistoria periódica o veículo apresentou as falhas indicadas.",
     )
-    records["auto_vistoria_reprovado"] = sealed.of_kind("auto_vistoria")  # type: ignore[assignment]
+    records["auto_vistoria_reprovado"] = _of(sealed, "auto_vistoria")
 
     # Over-age vehicle retained, then released with a termo de compromisso (art. 38 §único).
     insp = services.start_inspection(
@@ -199,8 +205,7 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
         narrative="Veículo com idade acima do limite em operação na linha.",
         retain=True, retention_place="Pátio do Terminal Rural de Planaltina",
     )
-    retention = sealed.of_kind("termo_retencao")
-    assert retention is not None
+    retention = _of(sealed, "termo_retencao")
     released = services.release_vehicle(
         store=store, session=DESK, retention_id=retention.id, compromisso_signed=True,
         note="Veículo retirado pelo permissionário em caminhão-guincho.",

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from inspector_app.documents import archive_pdf, archived_documents
+from inspector_app.documents import archive_pdf, archived_documents, next_reprint_number
 from inspector_app.media.photos import blob_path
 from inspector_app.store.db import StoreError, open_store
 
@@ -32,6 +32,14 @@ def test_archiving_the_same_bytes_twice_keeps_one_file_and_two_rows(kit, rendere
     assert first == second
     assert len(archived_documents(kit.store, record.id)) == before + 2
     assert len(list(blob_path(kit.store.blob_dir, first, ".pdf").parent.glob(f"{first}*"))) == 1
+
+
+def test_reprints_are_counted_per_record_and_copy(kit, rendered):
+    record = kit.records["auto_vistoria_aprovado"]
+    assert next_reprint_number(kit.store, record.id, "1") == 0
+    archive_pdf(kit.store, record.id, "a4", "1", 0, rendered("auto_vistoria_aprovado"))
+    assert next_reprint_number(kit.store, record.id, "1") == 1
+    assert next_reprint_number(kit.store, record.id, "2") == 0
 
 
 def test_a_pdf_for_an_unknown_record_is_refused(kit, rendered):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 
 import pytest
-from PIL import Image
 from pdfcheck import non_white_share, page_png, pdf_text, squeeze
+from PIL import Image
 from pypdf import PdfReader
 
 from inspector_app.documents import qr_png, verification_url

@@ -141,3 +141,22 @@ def test_the_verification_base_url_can_be_configured(kit):
     pdf = render_document(record, blob_dir=kit.store.blob_dir,
                           verify_base_url="https://hq.example.gov.br/v")
     assert f"https://hq.example.gov.br/v/{record.verification_code}" in pdf_text(pdf)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_notes_and_descriptions_longer_than_a_page_flow_on_instead_of_failing(kit, layout):
+    record = kit.records["auto_vistoria_reprovado"]
+    body = record.envelope["body"]
+    answers = {k: dict(v) for k, v in body["answers"].items()}
+    first = sorted(answers)[0]
+    answers[first]["note"] = " ".join(f"nota{n}" for n in range(2500))
+    outcome = dict(body["outcome"])
+    outcome["infractions"] = [dict(i) for i in outcome["infractions"]]
+    outcome["infractions"][0]["description"] = " ".join(f"descr{n}" for n in range(2500))
+    place = " ".join(f"local{n}" for n in range(1500))
+    long_body = {**body, "answers": answers, "outcome": outcome,
+                 "location": {**body["location"], "place": place}}
+    odd = dataclasses.replace(record, envelope={**record.envelope, "body": long_body})
+    text = pdf_text(render_document(odd, blob_dir=kit.store.blob_dir, layout=layout))
+    for word in ("nota0", "nota2499", "descr0", "descr2499", "local0", "local1499"):
+        assert word in text

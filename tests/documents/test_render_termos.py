@@ -55,7 +55,7 @@ def test_termo_de_compromisso_carries_the_commitment_and_the_holders_signature_l
     record = kit.records["termo_compromisso"]
     body = record.envelope["body"]
     text = pdf_text(rendered("termo_compromisso", layout))
-    label, document = person_document(body["vehicle"]["holder_document"])
+    _label, document = person_document(body["vehicle"]["holder_document"])
     expected = [
         *common(record), "TERMO DE COMPROMISSO", "art. 38, parágrafo único",
         " ".join(body["commitment"].split()), body["retention_number"],

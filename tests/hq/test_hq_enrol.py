@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 
 import httpx
-from hqkit import SimDevice
+from hqkit import TLS, SimDevice
 from sqlalchemy import update
 
 from inspector_app.hq.core.security import hash_secret
@@ -88,7 +88,7 @@ def test_five_failures_in_a_minute_block_that_address_even_with_a_good_code(hq):
     assert int(blocked.headers["Retry-After"]) >= 1
     # Another client address (127.0.0.2 is loopback too) is not blocked.
     other = post_enrol(hq, hq.enrol_code(),
-                       transport=httpx.HTTPTransport(local_address="127.0.0.2"))
+                       transport=httpx.HTTPTransport(local_address="127.0.0.2", verify=TLS))
     assert other.status_code == 200
 
 

@@ -7,9 +7,11 @@ store, prints ``ready`` and seals one auto de infração after another. After ea
 ``os.write`` + ``os.fsync``: that line is what the inspector saw as saved.
 
 The parent (:func:`run_kills`) kills each child after a random delay, reopens the store and
-checks (:func:`check_store`): ``quick_check`` ok, ``verify_store`` ok (no partial record:
-every record has its journal entry, number and outbox row, numbers without gaps), and every
-acknowledged auto present with the same id, number and SHA-256.
+checks (:func:`check_store`): ``quick_check`` ok; no partial record (records, journal,
+number_usage and outbox hold the same number of rows, journal and numbers without gaps);
+every payload still hashing to its SHA-256; every acknowledged auto present with the same
+id, number and SHA-256; and ``verify_store`` ok (signatures, chain, number accounting) after
+every kill, or every n-th kill and the last in long runs.
 
 Modes (one switch, same harness):
 

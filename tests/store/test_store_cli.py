@@ -120,9 +120,9 @@ def test_registry_import_reports_the_bad_line_keeps_the_good_rows_and_exits_1(tm
     assert result.returncode == 1
     assert_no_traceback(result)
     lines = result.stdout.splitlines()
-    assert lines[0] == "permit_holders: 2 row(s) imported"
-    assert lines[1].strip().startswith("permit_holders.csv:3: cpf: CPF inválido")
-    assert lines[-1] == "1 row(s) rejected; good rows were kept"
+    assert lines[0].endswith("linhas importadas – permit_holders: 2.")
+    assert lines[1].strip().startswith("ERRO permit_holders.csv:3: cpf: CPF inválido")
+    assert lines[-1] == "1 linha(s) recusada(s); as demais foram importadas."
     store = open_store(tmp_path / "data")
     try:
         ids = [r[0] for r in store.conn.execute("SELECT id FROM ref_permit_holders ORDER BY id")]
@@ -161,8 +161,8 @@ ERRORS = [
     pytest.param(lambda tmp: (tmp / "data", ("registry", "import", str(tmp / "nada.csv"))), 2,
                  "no such file", id="import of a missing file"),
     pytest.param(lambda tmp: (tmp / "data", ("registry", "import", str(unreadable_csv(tmp)))),
-                 1, "cannot tell which table", id="import of a file naming no table"),
-    pytest.param(lambda tmp: (tmp / "data", ("registry", "import", str(broken_json(tmp)))), 1,
+                 2, "cannot tell which table", id="import of a file naming no table"),
+    pytest.param(lambda tmp: (tmp / "data", ("registry", "import", str(broken_json(tmp)))), 2,
                  "invalid JSON", id="import of broken JSON"),
     pytest.param(lambda tmp: (tmp / "data", ("demo", "seed", "--vehicles", "0", "--autos", "2")),
                  1, "seed the registry first", id="autos without a registry"),

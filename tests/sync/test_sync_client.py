@@ -1,0 +1,303 @@
+"""The device's sync engine against a real HQ on loopback: enrolment, push with blobs,
+unknown outcomes retried, quarantine, resumable uploads, pull with cursor and tombstones."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+
+import httpx
+import pytest
+from hqkit import free_port
+from sqlalchemy import text
+from synckit import FaultTransport, outbox, record_count, seal_autos, void_numbers
+
+from inspector_app.hq.devices import revoke_device
+from inspector_app.hq.reference import append_change
+from inspector_app.hq.registry import delete_reference, import_registry
+from inspector_app.security.keys import load_or_create_device_key
+from inspector_app.security.records import canonical_json, sha256_hex
+from inspector_app.store import numbering
+from inspector_app.store.sealing import load_record, verification_code
+from inspector_app.store.verify import verify_store
+from inspector_app.sync import client as sync
+from inspector_app.sync.protocol import API_PREFIX, blobs_of_envelope, verification_code_for
+
+
+def enrolled(hq, store, **code_kwargs):
+    sync.enrol(store, hq_url=hq.url + "/", code=hq.enrol_code(**code_kwargs))
+    return store
+
+
+def hq_records(hq):
+    with hq.engine.connect() as conn:
+        return dict(conn.execute(text("SELECT id, sha256 FROM records")).all())
+
+
+# --- enrolment --------------------------------------------------------------------------------
+
+
+def test_enrol_stores_token_and_hq_range_and_new_records_take_hq_numbers(hq, make_store):
+    store = make_store()
+    result = sync.enrol(store, hq_url=hq.url, code=hq.enrol_code(series="SEMOB", range_size=30))
+    assert (result.series, result.first, result.last) == ("SEMOB", 1, 30)
+    assert store.meta("device_id") == result.device_id
+    assert store.meta(sync.META_HQ_URL) == hq.url
+    assert store.meta(sync.META_TOKEN)
+    assert [(r.series, r.first, r.last, r.source) for r in numbering.ranges(store)] == [
+        ("SEMOB", 1, 30, "hq")]
+    (rid,) = void_numbers(store, 1)
+    record = load_record(store, rid)
+    assert (record.series, record.number) == ("SEMOB", 1)
+    assert record.envelope["device_id"] == result.device_id
+
+
+def test_enrolling_twice_is_refused_on_the_device(hq, make_store):
+    store = enrolled(hq, make_store())
+    with pytest.raises(sync.SyncError) as caught:
+        sync.enrol(store, hq_url=hq.url, code=hq.enrol_code())
+    assert "já está cadastrado" in caught.value.message_pt
+
+
+def test_a_refused_enrolment_gives_hqs_reason_and_changes_nothing(hq, make_store):
+    store = make_store()
+    with pytest.raises(sync.SyncError) as caught:
+        sync.enrol(store, hq_url=hq.url, code="AAAA-BBBB-CCCC-DDDD")
+    assert caught.value.message_pt == "A sede recusou o cadastro: Código de cadastro inválido."
+    assert store.meta(sync.META_TOKEN) is None and numbering.ranges(store) == []
+
+
+def test_enrolment_with_hq_unreachable_says_so(make_store):
+    with pytest.raises(sync.SyncError) as caught:
+        sync.enrol(make_store(), hq_url=f"http://127.0.0.1:{free_port()}", code="X" * 16)
+    assert "Não foi possível falar com a sede" in caught.value.message_pt
+
+
+def test_sync_before_enrolment_is_refused(make_store):
+    with pytest.raises(sync.SyncError) as caught:
+        sync.sync_once(make_store())
+    assert "não está cadastrado" in caught.value.message_pt
+
+
+# --- push -------------------------------------------------------------------------------------
+
+
+def test_sync_delivers_every_record_oldest_first_and_the_next_sync_sends_nothing(hq, make_store):
+    store = enrolled(hq, make_store())
+    ids = void_numbers(store, 5)
+    summary = sync.sync_once(store, batch_size=2)
+    assert (summary.ok, summary.online, summary.pushed, summary.accepted) == (True, True, 5, 5)
+    assert summary.pending == 0
+    assert all(acked and status == "accepted" for acked, status, *_ in outbox(store).values())
+    with hq.engine.connect() as conn:
+        order = [r[0] for r in conn.execute(text("SELECT record_id FROM receipts ORDER BY id"))]
+    assert order == ids
+    again = sync.sync_once(store)
+    assert (again.pushed, again.blobs_uploaded, again.blobs_present) == (0, 0, 0)
+    assert json.loads(json.dumps(again.as_json()))["pushed"] == 0
+
+
+def test_hq_down_leaves_every_record_pending_and_unacknowledged(hq, make_store):
+    store = enrolled(hq, make_store())
+    void_numbers(store, 2)
+    store.set_meta(sync.META_HQ_URL, f"http://127.0.0.1:{free_port()}")
+    summary = sync.sync_once(store)
+    assert not summary.ok and not summary.online
+    assert "sede inacessível" in summary.error
+    assert summary.pending == 2
+    assert all(not acked for acked, *_ in outbox(store).values())
+
+
+def test_a_timed_out_push_is_unknown_not_failed_and_is_delivered_next_time(hq, make_store):
+    store = enrolled(hq, make_store())
+    void_numbers(store, 3)
+
+    def timeout_on_push(request, n):
+        if request.url.path.endswith("/push"):
+            raise httpx.ReadTimeout("HQ too slow", request=request)
+
+    summary = sync.sync_once(store, transport=FaultTransport(fault=timeout_on_push))
+    assert summary.unknown == 3 and summary.pending == 3 and summary.error
+    assert {v[:3] for v in outbox(store).values()} == {(0, "unknown", 1)}
+    assert hq_records(hq) == {}
+    summary = sync.sync_once(store)
+    assert (summary.accepted, summary.pending) == (3, 0)
+
+
+def test_an_answer_lost_after_hq_committed_is_resent_and_acknowledged_as_duplicate(hq, make_store):
+    store = enrolled(hq, make_store())
+    ids = void_numbers(store, 4)
+    lose_push = FaultTransport(lose=lambda request, n: request.url.path.endswith("/push"))
+    summary = sync.sync_once(store, transport=lose_push)
+    assert summary.unknown == 4
+    assert set(hq_records(hq)) == set(ids)  # HQ committed; the device does not know it
+    assert all(not acked for acked, *_ in outbox(store).values())
+    summary = sync.sync_once(store)
+    assert (summary.duplicate, summary.accepted, summary.pending) == (4, 0, 0)
+    assert len(hq_records(hq)) == 4
+    assert {v[1] for v in outbox(store).values()} == {"duplicate"}
+
+
+def test_a_conflict_is_quarantined_with_its_reason_and_nothing_is_deleted(hq, make_store):
+    store = enrolled(hq, make_store())
+    (rid,) = void_numbers(store, 1)
+    # HQ already holds this id with other content (e.g. a restored backup signed it before).
+    original = load_record(store, rid)
+    envelope = {**original.envelope, "body": {**original.envelope["body"], "reason": "outro"}}
+    payload = canonical_json(envelope)
+    key = load_or_create_device_key(store.key_path)
+    with hq.client(store.meta(sync.META_TOKEN)) as client:
+        client.post(f"{API_PREFIX}/push", json={"records": [{
+            "id": rid, "kind": original.kind, "series": original.series,
+            "number": original.number, "created_at": original.created_at,
+            "payload": payload.decode(), "sha256": sha256_hex(payload),
+            "signature": base64.b64encode(key.sign(payload)).decode()}]})
+    summary = sync.sync_once(store)
+    assert summary.conflict == 1 and summary.pending == 0 and summary.quarantined == 1
+    (q,) = sync.quarantined(store)
+    assert (q.record_id, q.status) == (rid, "conflict")
+    assert q.reason.startswith("conflict: HQ holds this id")
+    assert record_count(store) == 1 and outbox(store)[rid][0] == 0
+    assert sync.sync_once(store).pushed == 0  # quarantined: not resent by itself
+    assert sync.requeue(store, [rid]) == 1
+    assert sync.sync_once(store).conflict == 1
+
+
+def test_records_sealed_in_demo_mode_before_enrolment_are_rejected_and_kept(hq, make_store):
+    store = make_store()
+    (demo_id,) = void_numbers(store, 1)  # demo range, local device id
+    assert load_record(store, demo_id).series.startswith("DEMO-")
+    enrolled(hq, store)
+    (real_id,) = void_numbers(store, 1)
+    assert load_record(store, real_id).series == "AI"
+    summary = sync.sync_once(store)
+    assert (summary.accepted, summary.rejected, summary.pending) == (1, 1, 0)
+    (q,) = sync.quarantined(store)
+    assert q.record_id == demo_id and q.reason.startswith("wrong_device:")
+    assert set(hq_records(hq)) == {real_id}
+    assert record_count(store) == 2
+
+
+def test_blobs_go_before_the_record_that_needs_them_and_are_never_sent_twice(hq, make_store):
+    store = enrolled(hq, make_store())
+    ids = seal_autos(store, 2)
+    needed = {sha for rid in ids for sha in blobs_of_envelope(load_record(store, rid).envelope)}
+    assert needed
+    transport = FaultTransport()
+    summary = sync.sync_once(store, transport=transport)
+    assert summary.ok and summary.blobs_uploaded == len(needed)
+    first_push = transport.log.index(("POST", f"{API_PREFIX}/push"))
+    puts = [i for i, (m, _) in enumerate(transport.log) if m == "PUT"]
+    assert len(puts) == len(needed) and max(puts) < first_push
+    assert all(hq.blobs.has(sha) for sha in needed)
+    again = FaultTransport()
+    sync.sync_once(store, transport=again)
+    assert again.count("PUT") == 0 and again.count("HEAD") == 0
+
+
+def test_an_interrupted_upload_resumes_without_resending_finished_files(hq, make_store):
+    store = enrolled(hq, make_store())
+    seal_autos(store, 2)
+    puts = []
+
+    def drop_third_put(request, n):
+        if request.method == "PUT":
+            puts.append(request.url.path)
+            if len(puts) == 3:
+                raise httpx.RemoteProtocolError("connection reset mid-body", request=request)
+
+    first = sync.sync_once(store, transport=FaultTransport(fault=drop_third_put))
+    assert not first.ok and first.blobs_uploaded == 2 and first.pushed == 0
+    done = set(puts[:2])
+    resume = FaultTransport()
+    second = sync.sync_once(store, transport=resume)
+    assert second.ok and second.pending == 0
+    resent = {p for m, p in resume.log if m == "PUT"}
+    assert resent and not resent & done
+
+
+def test_a_blob_hq_lost_is_uploaded_again_and_the_record_pushed_in_the_same_run(hq, make_store):
+    store = enrolled(hq, make_store())
+    (rid,) = seal_autos(store, 1)[:1]
+    for sha in blobs_of_envelope(load_record(store, rid).envelope):
+        store.conn.execute("INSERT INTO sync_blobs VALUES (?, 'antes')", [sha])  # wrongly sure
+    summary = sync.sync_once(store)
+    assert summary.ok and summary.missing_blobs == 0 and summary.pending == 0
+    assert summary.blobs_uploaded >= 1 and rid in hq_records(hq)
+
+
+def test_a_revoked_device_is_told_so_and_keeps_every_record(hq, make_store):
+    store = enrolled(hq, make_store())
+    void_numbers(store, 2)
+    revoke_device(hq.engine, store.meta("device_id"))
+    summary = sync.sync_once(store)
+    assert "recusou este dispositivo" in summary.error and "revogado" in summary.error
+    assert summary.pending == 2 and record_count(store) == 2
+
+
+def test_outbox_marks_keep_the_store_verifiable(hq, make_store):
+    store = enrolled(hq, make_store())
+    void_numbers(store, 3)
+    sync.sync_once(store)
+    assert verify_store(store).problems == []
+
+
+# --- pull -------------------------------------------------------------------------------------
+
+REGISTRY = {
+    "permit_holders": [{"id": "hq-h1", "kind": "pj", "name": "Viação Cerrado Ltda",
+                        "cnpj": "11.222.333/0001-81", "permit_number": "P-900",
+                        "permit_status": "active", "pack_id": "DF_STPCR"}],
+    "vehicles": [{"id": "hq-v1", "plate": "QWE4R56", "holder_id": "hq-h1",
+                  "pack_id": "DF_STPCR", "seats": 44}],
+    "inspectors": [{"id": "hq-i1", "matricula": "7777", "name": "Nova Agente",
+                    "role": "inspector",
+                    "password_hash": "$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA"}],
+}
+
+
+def test_pull_brings_registry_changes_and_tombstones_into_the_reference_tables(
+        hq, make_store, tmp_path):
+    store = enrolled(hq, make_store())
+    path = tmp_path / "reg.json"
+    path.write_text(json.dumps(REGISTRY), encoding="utf-8")
+    assert import_registry(hq.engine, path).ok
+    summary = sync.sync_once(store, pull_limit=2)
+    assert summary.ok and summary.pulled == 4 and summary.pages == 2  # + the device's range
+    vehicle = store.conn.execute(
+        "SELECT plate, holder_id, seats FROM ref_vehicles WHERE id = 'hq-v1'").fetchone()
+    assert tuple(vehicle) == ("QWE4R56", "hq-h1", 44)
+    assert store.conn.execute(
+        "SELECT name FROM ref_inspectors WHERE matricula = '7777'").fetchone()[0] == "Nova Agente"
+    cursor = int(store.meta(sync.META_PULL_CURSOR))
+    delete_reference(hq.engine, "vehicles", "hq-v1")
+    summary = sync.sync_once(store)
+    assert summary.pulled == 1
+    assert store.conn.execute("SELECT 1 FROM ref_vehicles WHERE id = 'hq-v1'").fetchone() is None
+    assert int(store.meta(sync.META_PULL_CURSOR)) > cursor
+    assert store.meta("registry_source") == "hq"
+
+
+def test_a_pull_page_that_cannot_be_applied_changes_nothing_not_even_the_cursor(
+        hq, make_store):
+    store = enrolled(hq, make_store())
+    assert sync.sync_once(store).ok
+    cursor = store.meta(sync.META_PULL_CURSOR)
+    with hq.engine.begin() as conn:
+        append_change(conn, "lines", "hq-l9", "upsert", {
+            "id": "hq-l9", "code": "9", "name": "Linha boa", "pack_id": "DF_STPA",
+            "updated_at": "2026-04-14"})
+        append_change(conn, "inspectors", "hq-i9", "upsert", {  # role the device refuses
+            "id": "hq-i9", "matricula": "9", "name": "X", "role": "chefe",
+            "password_hash": "$argon2id$x", "updated_at": "2026-04-14"})
+    summary = sync.sync_once(store)
+    assert not summary.ok and "nada foi alterado" in summary.error
+    assert store.meta(sync.META_PULL_CURSOR) == cursor
+    assert store.conn.execute("SELECT 1 FROM ref_lines WHERE id = 'hq-l9'").fetchone() is None
+
+
+def test_the_verification_code_rule_is_the_same_on_the_device_and_at_hq():
+    for _ in range(20):
+        rid = str(uuid.uuid4())
+        assert verification_code_for(rid) == verification_code(rid)
