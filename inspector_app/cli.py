@@ -224,6 +224,28 @@ def _cmd_demo_seed(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_render(args: argparse.Namespace) -> int:
+    from inspector_app import services
+
+    store = _open(args)
+    try:
+        record = services.find_record(store=store, number=args.auto)
+        doc = services.render_record(
+            store=store, record_id=record.id, layout=args.layout, copy=args.copy
+        )
+    finally:
+        store.close()
+    out = Path(args.out)
+    try:
+        out.write_bytes(doc.pdf)
+    except OSError as exc:
+        print(f"inspector: cannot write {out}: {exc.strerror}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    label = f" (reprint {doc.reprint_number})" if doc.reprint_number else ""
+    print(f"{out}: {record.kind} {record.display_number}{label}, sha256 {doc.pdf_sha256}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="inspector", description="Fiscalização de transporte público")
     parser.add_argument("--version", action="version", version=f"inspector {__version__}")
@@ -270,6 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
     ri.add_argument("file")
     ri.add_argument("--table", help="table of a CSV file (default: from the file name)")
     ri.set_defaults(func=_cmd_registry_import)
+
+    render = sub.add_parser("render", help="PDF of a sealed auto or termo (signed, archived)")
+    render.add_argument("--auto", required=True, metavar="NUMBER",
+                        help="printed number (SERIES-000001), verification code or record id")
+    render.add_argument("--layout", choices=["a4", "80mm"], default="a4")
+    render.add_argument("--copy", choices=["1", "2"], default="1")
+    render.add_argument("--out", required=True, metavar="FILE.pdf")
+    render.set_defaults(func=_cmd_render)
 
     demo = sub.add_parser("demo", help="demonstration data")
     demo_sub = demo.add_subparsers(dest="demo_command", required=True, parser_class=_Parser)

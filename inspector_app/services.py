@@ -17,6 +17,7 @@ from typing import Any
 
 from inspector_app.calendars import calendar_around
 from inspector_app.domain.case import Case, CaseError, parse_case
+from inspector_app.domain.deadlines import add_months
 from inspector_app.domain.engine import Outcome, evaluate
 from inspector_app.domain.identity import IdentityError, parse_plate
 from inspector_app.domain.pack import LOCATION_TYPES, Pack
@@ -34,6 +35,7 @@ from inspector_app.store.sealing import (
 )
 
 MIN_REASON = 10
+BRASILIA = dt.timezone(dt.timedelta(hours=-3), "UTC-03:00")
 KIND_LABELS = {
     "auto_vistoria": "auto de vistoria",
     "auto_infracao": "auto de infração",
@@ -529,6 +531,8 @@ def seal_inspection(
         "facts": {k: (str(v) if isinstance(v, float) else v) for k, v in insp.facts.items()},
         "inspection_kind": insp.kind,
         "answers": {a.item_id: {"result": a.result, "rules": list(a.rules), "note": a.note,
+                                "label": pack.items[a.item_id].label,
+                                "section": pack.items[a.item_id].section,
                                 "answered_at": a.answered_at} for a in answers.values()},
         "photos": [{"item_id": p.item_id, "original_sha256": p.original_sha256,
                     "working_sha256": p.working_sha256, "thumb_sha256": p.thumb_sha256,
@@ -536,6 +540,8 @@ def seal_inspection(
         "signatures": {role: {"status": s.status, "png_sha256": s.png_sha256, "note": s.note,
                               "signed_at": s.signed_at} for role, s in signatures.items()},
         "narrative": narrative.strip(),
+        "retained": retain,
+        "retention_place": retention_place.strip() if retain else "",
     }
     common = {"inspection_id": inspection_id, "plate_key": insp.plate_key,
               "holder_id": insp.vehicle.get("holder_id"), "occurred_on": insp.occurred_at[:10]}
@@ -543,8 +549,12 @@ def seal_inspection(
     outcome_json["infractions"] = [i.as_json() for i in infractions]
     drafts: list[RecordDraft] = []
     if insp.kind == "vistoria":
+        period = outcome.vistoria.period_months
+        due = (add_months(outcome.occurred_on, period).isoformat()
+               if period and not infractions else None)
         drafts.append(RecordDraft("auto_vistoria", {
             **base, "result": "reprovado" if infractions else "aprovado",
+            "next_vistoria_due": due,
             "outcome": outcome_json, "removed": removed, "added": list(added),
         }, **common))
     auto_id = new_record_id()
@@ -689,6 +699,7 @@ def release_vehicle(
     common = {"plate_key": env["plate_key"], "holder_id": env["holder_id"],
               "occurred_on": dt.date.today().isoformat(), "refers_to": retention_id}
     body = {
+        "pack": env["body"].get("pack"),
         "retention_number": retention.display_number,
         "vehicle": env["body"]["vehicle"], "agent": {"matricula": session.matricula,
                                                      "name": session.name},
@@ -740,6 +751,7 @@ def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) 
         raise ServiceError("record_id", "Este auto já foi cancelado.")
     env = target.envelope
     sealed = seal_records(store, [RecordDraft("cancelamento", {
+        "pack": env.get("body", {}).get("pack"),
         "cancelled_number": target.display_number, "cancelled_kind": target.kind,
         "cancelled_sha256": target.sha256, "reason": why,
         "supervisor": {"matricula": session.matricula, "name": session.name},
@@ -788,3 +800,51 @@ def reprint(*, store: Store, session: Session, record_id: str, copy: str = "1",
     """
     return log_print(store=store, session=session, record_id=record_id, copy=copy,
                      layout=layout)
+
+
+# --- documents -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RenderedDocument:
+    record: SealedRecord
+    pdf: bytes
+    pdf_sha256: str
+    reprint_number: int
+    signed: bool
+
+
+def render_record(
+    *, store: Store, record_id: str, layout: str = "a4", copy: str = "1",
+    reprint_number: int | None = None, sign: bool = True,
+) -> RenderedDocument:
+    """The PDF of a sealed record, rendered only from the record, PAdES-signed with the
+    device certificate and archived with the record (content-addressed)."""
+    from inspector_app.documents import archive_pdf, next_reprint_number, render_document
+    from inspector_app.documents.pades import sign_pdf
+    from inspector_app.security.certificates import load_or_create_device_certificate
+    from inspector_app.store.sealing import device_key
+
+    record = _record_or_error(store, record_id)
+    if layout not in ("a4", "80mm"):
+        raise ServiceError("layout", "Formato inválido (A4 ou 80 mm).")
+    if copy not in ("1", "2"):
+        raise ServiceError("copy", "Via inválida (1ª ou 2ª).")
+    k = next_reprint_number(store, record.id, copy) if reprint_number is None else reprint_number
+    demo = (record.series or "").startswith("DEMO-")
+    pdf = render_document(record, blob_dir=store.blob_dir, layout=layout,  # type: ignore[arg-type]
+                          copy=copy, reprint_number=k, demo=demo)  # type: ignore[arg-type]
+    if sign:
+        key = device_key(store)
+        pack = record.envelope.get("body", {}).get("pack") or {}
+        certificate = load_or_create_device_certificate(
+            store.data_dir / "device_certificate.pem", key,
+            device_id=store.meta("device_id") or key.device_key_id,
+            organ=str(pack.get("organ") or "Fiscalização"), demo=demo,
+        )
+        pdf = sign_pdf(pdf, key=key, certificate_der=certificate,
+                       signed_at=dt.datetime.now(BRASILIA),
+                       location=str(record.envelope.get("body", {}).get("location", {})
+                                    .get("place", "")))
+    sha = archive_pdf(store, record.id, layout, copy, k, pdf)
+    return RenderedDocument(record, pdf, sha, k, sign)

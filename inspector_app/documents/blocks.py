@@ -201,14 +201,13 @@ class FieldGrid(Flowable):  # type: ignore[misc]
 
     def split(self, avail_width: float, avail_height: float) -> list[Flowable]:
         self.wrap(avail_width, avail_height)
-        used = 0.0
-        for i, cells in enumerate(self._cells):
-            height = self._row_height(cells)
-            if used + height > avail_height:
-                break
-            used += height
-        else:
+        used, i = 0.0, 0
+        while i < len(self._cells) and used + self._row_height(self._cells[i]) <= avail_height:
+            used += self._row_height(self._cells[i])
+            i += 1
+        if i == len(self._cells):
             return [self]
+        cells = self._cells[i]  # the row that does not fit
         label = 0.0 if self.inline else self.label_size * 1.25
         fit = int((avail_height - used - self.PAD_TOP - self.PAD_BOTTOM - label)
                   // self.style.leading)
@@ -250,17 +249,17 @@ class FieldGrid(Flowable):  # type: ignore[misc]
                 if self.inline:
                     if label:
                         text.setTextOrigin(x, y)
-                        text.textOut(label + ": ")
+                        text.textLine(label + ": ")
                         indent = self._lead(label)
                 else:
                     text.setTextOrigin(x, top - self.PAD_TOP - self.label_size)
-                    text.textOut(label)
+                    text.textLine(label)
                     y = top - self.PAD_TOP - self.label_size * 1.25 - st.size
                 text.setFillColor(INK)
                 text.setFont(st.font, st.size)
                 for line in lines:
                     text.setTextOrigin(x + indent, y)
-                    text.textOut(line)
+                    text.textLine(line)
                     indent = 0.0
                     y -= st.leading
             top -= height

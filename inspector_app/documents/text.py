@@ -192,7 +192,9 @@ class _Pen:
             self.text.setFillColor(color)
             self.color = color
         self.text.setTextOrigin(x, y)
-        self.text.textOut(segment)
+        # textLine, not textOut: textOut measures the string to advance its cursor, which
+        # is wasted work when every run is placed with setTextOrigin.
+        self.text.textLine(segment)
 
 
 def _line_width(line: Line, size: float) -> float:

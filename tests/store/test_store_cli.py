@@ -183,3 +183,37 @@ def test_store_command_errors_exit_non_zero_with_one_message_and_no_traceback(
     assert result.returncode == code, (result.stdout, result.stderr)
     assert says in result.stderr
     assert result.stderr.startswith("inspector: ")
+
+
+def test_render_writes_a_signed_pdf_and_labels_the_second_render_as_reprint(tmp_path):
+    from pypdf import PdfReader
+
+    data = tmp_path / "data"
+    seeded = inspector(data, "demo", "seed", "--vehicles", "20", "--autos", "1")
+    assert seeded.returncode == 0, seeded.stderr
+    store = open_store(data)
+    try:
+        number = store.conn.execute(
+            "SELECT series || '-' || printf('%06d', number) FROM records "
+            "WHERE kind = 'auto_infracao' ORDER BY number LIMIT 1"
+        ).fetchone()[0]
+    finally:
+        store.close()
+    first = inspector(data, "render", "--auto", number, "--out", str(tmp_path / "a.pdf"))
+    assert first.returncode == 0, first.stderr
+    second = inspector(data, "render", "--auto", number, "--layout", "80mm", "--copy", "1",
+                       "--out", str(tmp_path / "b.pdf"))
+    assert second.returncode == 0 and "(reprint 1)" in second.stdout
+    text = "".join(p.extract_text() for p in PdfReader(tmp_path / "b.pdf").pages)
+    assert "2ª VIA – reimpressão n.º 1" in text and number in text
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    from inspector_app.documents.pades import validate_pdf_signature
+
+    pem = (data / "device_certificate.pem").read_bytes()
+    der = x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
+    check = validate_pdf_signature((tmp_path / "a.pdf").read_bytes(), trust_certificate_der=der)
+    assert check.ok, check.message_pt
+    missing = inspector(data, "render", "--auto", "XYZ-000999", "--out", str(tmp_path / "c.pdf"))
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr

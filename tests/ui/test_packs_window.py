@@ -1,4 +1,4 @@
-"""The packs window: what it lists, how it reports broken packs, and starting without a display."""
+"""The packs window (the "Sobre / pacotes" screen), and starting the app with and without a display."""
 
 from __future__ import annotations
 
@@ -128,24 +128,40 @@ def test_escape_in_the_table_closes_the_window(qtbot):
     qtbot.waitUntil(lambda: not window.isVisible())
 
 
-def test_run_opens_the_window_with_the_repository_packs_and_returns_0_when_closed(qtbot):
-    from inspector_app.packs import list_packs
+def test_run_opens_the_main_window_on_the_data_folder_and_returns_0_when_closed(
+    qtbot, tmp_path, monkeypatch
+):
+    from PySide6.QtCore import QTimer
 
-    expected = [listing.id for listing in list_packs()]
-    seen: list[list[str]] = []
+    from inspector_app.ui.shell import ShellWindow
 
-    def close_packs_window() -> None:
-        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, PacksWindow)]
+    monkeypatch.setenv("INSPECTOR_DATA_DIR", str(tmp_path / "data"))
+    seen: list[str] = []
+
+    def close_when_first_run_shows() -> None:
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, ShellWindow)]
+        if not windows or windows[0].pages.currentWidget() is not windows[0].first_run:
+            QTimer.singleShot(20, close_when_first_run_shows)
+            return
         for window in windows:
-            seen.append([window.cell_text(r, "Pacote") for r in range(window.table.rowCount())])
+            seen.append(window.first_run.demo_button.text())
             window.close()
             window.deleteLater()
 
-    from PySide6.QtCore import QTimer
-
-    QTimer.singleShot(0, close_packs_window)
+    QTimer.singleShot(0, close_when_first_run_shows)
     assert app.run([]) == 0
-    assert seen == [expected]
+    # An empty data folder: the window offers demo mode, and the store was created there.
+    assert seen == ["&Modo demonstração"]
+    assert (tmp_path / "data" / "inspector.db").exists()
+
+
+def test_the_about_screen_lists_the_repository_packs(qtbot):
+    from inspector_app.packs import list_packs
+
+    expected = [listing.id for listing in list_packs()]
+    window = PacksWindow(list_packs())
+    qtbot.addWidget(window)
+    assert [window.cell_text(r, "Pacote") for r in range(window.table.rowCount())] == expected
 
 
 def test_run_without_a_display_prints_a_message_and_returns_2_instead_of_aborting():
