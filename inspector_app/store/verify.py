@@ -47,7 +47,8 @@ class Report:
 def _check_records(store: Store, report: Report, public_key: bytes | None) -> None:
     cols = ", ".join(COLUMNS)
     rows = store.conn.execute(
-        f"SELECT {cols}, payload, sha256, signature, journal_seq FROM records ORDER BY rowid"
+        f"SELECT {cols}, CAST(payload AS BLOB), sha256, signature, journal_seq FROM records "
+        "ORDER BY rowid"
     ).fetchall()
     report.records = len(rows)
     for row in rows:
@@ -55,14 +56,14 @@ def _check_records(store: Store, report: Report, public_key: bytes | None) -> No
         payload, digest, signature, seq = row[len(COLUMNS):]
         rid = values["id"]
         label = f"record {rid}"
-        if not isinstance(payload, str):
-            report.add(f"{label}: payload is not text")
+        if not isinstance(payload, bytes):
+            report.add(f"{label}: payload is missing")
             continue
-        raw = payload.encode("utf-8")
+        raw = payload
         if sha256_hex(raw) != digest:
             report.add(f"{label}: payload does not match its SHA-256 (altered)")
         try:
-            envelope = json.loads(payload)
+            envelope = json.loads(raw.decode("utf-8"))
             if canonical_json(envelope) != raw:
                 report.add(f"{label}: payload is not in canonical form (altered)")
         except (ValueError, TypeError) as exc:
@@ -176,8 +177,22 @@ def _check_numbers(store: Store, report: Report) -> None:
         report.add(f"record {rid}: not in the outbox (would never reach HQ)")
 
 
+def _lenient_text(data: bytes) -> str:
+    # A tampered column may not be valid UTF-8; decoding it must not stop the checks.
+    return data.decode("utf-8", "replace")
+
+
 def verify_store(store: Store) -> Report:
     report = Report()
+    previous = store.conn.text_factory
+    store.conn.text_factory = _lenient_text
+    try:
+        return _verify(store, report)
+    finally:
+        store.conn.text_factory = previous
+
+
+def _verify(store: Store, report: Report) -> Report:
     try:
         result = [str(r[0]) for r in store.conn.execute("PRAGMA integrity_check").fetchall()]
     except sqlite3.DatabaseError as exc:

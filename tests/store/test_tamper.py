@@ -440,11 +440,6 @@ def test_a_signature_rewritten_in_other_base64_text_is_reported(base_stores, tmp
     assert any(rid in p for p in _problems(copy))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: verify._check_records fetches every payload as text in one fetchall(), so "
-    "one payload that is not UTF-8 raises there and verify_store reports only 'cannot read "
-    "the store' (0 records checked), hiding every other problem"
-))
 def test_one_unreadable_payload_does_not_hide_the_other_problems(base_stores, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(base_stores[3], copy)
