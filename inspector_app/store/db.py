@@ -125,7 +125,13 @@ class Store:
 def translate_error(exc: sqlite3.Error) -> StoreError:
     """SQLite errors as store errors with a message an inspector can act on."""
     text = str(exc)
-    if isinstance(exc, sqlite3.OperationalError) and ("full" in text or "disk" in text):
+    if isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in text:
+        return StoreError(
+            f"disk I/O error: {text}",
+            "Erro de gravação no disco (E/S). Nada foi gravado pela metade: verifique o "
+            "armazenamento do dispositivo e tente de novo; se persistir, chame o suporte.",
+        )
+    if isinstance(exc, sqlite3.OperationalError) and "full" in text:
         return StoreFullError(
             f"database or disk is full: {text}",
             "Sem espaço para gravar (disco cheio). Nada foi gravado pela metade: libere "

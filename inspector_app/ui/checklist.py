@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QDate, QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -91,6 +91,10 @@ class ItemRow(QFrame):
             button = QPushButton(f"{label} ({key})")
             button.setCheckable(True)
             button.setMinimumHeight(TOUCH_TARGET_PX)
+            # Wide enough for the bold text of the checked state.
+            bold = QFont(button.font())
+            bold.setBold(True)
+            button.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(button.text()) + 36)
             # Keyboard users answer with C / N / A on the row; the buttons are for touch.
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             button.setStyleSheet(_CHECKED_STYLE[result])
@@ -266,7 +270,8 @@ class ChecklistPage(QWidget):
         self.counts = QLabel("")
         self.banner = Banner()
         self.sections = QListWidget()
-        self.sections.setMaximumWidth(300)
+        self.sections.setFixedWidth(300)
+        self.sections.setWordWrap(True)
         self.sections.setAccessibleName("Seções")
         self.sections.currentRowChanged.connect(self._show_section)
         self.stack = QStackedWidget()

@@ -228,8 +228,8 @@ def describe_vehicle(view: Any, pack_id: str) -> str:
                    f"<td>{escape(str(v))}</td></tr>" for k, v in rows)
     warnings = list(view.warnings)
     if view.pack_id != pack_id:
-        warnings.append(f"Veículo cadastrado no pacote {view.pack_id}; esta inspeção usa "
-                        f"{pack_id}.")
+        warnings.append(f"Veículo cadastrado no pacote {view.pack_id}, que não está "
+                        f"disponível neste dispositivo; a inspeção usa {pack_id}.")
     if warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
         html += ("</table><p style='color:#b3261e'><b>Avisos do cadastro:</b></p>"
@@ -239,6 +239,8 @@ def describe_vehicle(view: Any, pack_id: str) -> str:
 
 
 class VehicleStep(QWidget):
+    vehicle_did_load = Signal(object)  # the registry's VehicleView
+
     def __init__(self, ctx: AppContext, state: WizardState, banner: Banner,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -311,6 +313,7 @@ class VehicleStep(QWidget):
                 self.manual.show()
                 return
             self.manual.hide()
+            self.vehicle_did_load.emit(view)  # may switch the pack to the vehicle's
             self.card.setText(describe_vehicle(view, self.state.pack_id))
             if then is not None:
                 then()
@@ -552,6 +555,7 @@ class InspectionWizard(QWidget):
         self.signatures = SignaturesStep()
         self.seal_step = SealStep()
         self.print_step = PrintStep(ctx)
+        self.vehicle_step.vehicle_did_load.connect(self._vehicle_loaded)
         self.stack = QStackedWidget()
         for page in (self.place_step, self.vehicle_step, self.driver_step, self.checklist,
                      self.result, self.signatures, self.seal_step, self.print_step):
@@ -686,6 +690,20 @@ class InspectionWizard(QWidget):
 
     def _next_from_vehicle(self) -> None:
         self.vehicle_step.advance(lambda: (self._go(DRIVER), self.driver_step.cpf.setFocus()))
+
+    def _vehicle_loaded(self, view: Any) -> None:
+        """A registered vehicle is inspected under its own service's pack."""
+        if view.pack_id == self.state.pack_id:
+            return
+        index = self.place_step.pack.findData(view.pack_id)
+        if index < 0:
+            return
+        previous = self.state.pack_id
+        self.place_step.pack.setCurrentIndex(index)
+        self.state.pack_id = view.pack_id
+        self.banner.show_message(
+            f"Pacote ajustado de {previous} para {view.pack_id}, o do serviço em que o "
+            "veículo está cadastrado.", "info")
 
     def _next_from_driver(self) -> None:
         self.driver_step.advance(self._start_inspection)

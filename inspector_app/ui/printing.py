@@ -188,7 +188,6 @@ class PrintPanel(QWidget):
         self.ctx = ctx
         self.current: PreparedDocument | None = None
         self.list = QListWidget()
-        self.list.setMaximumWidth(360)
         self.list.setWordWrap(True)
         self.list.currentRowChanged.connect(self._chosen)
         self.layout_combo = QComboBox()
@@ -218,7 +217,10 @@ class PrintPanel(QWidget):
         self.view.setDocument(self.document)
         self.view.setMinimumHeight(320)
 
-        left = QVBoxLayout()
+        left_box = QWidget()
+        left_box.setFixedWidth(380)
+        left = QVBoxLayout(left_box)
+        left.setContentsMargins(0, 0, 0, 0)
         left.addWidget(QLabel("Documentos:"))
         left.addWidget(self.list, 1)
         form = QHBoxLayout()
@@ -232,7 +234,7 @@ class PrintPanel(QWidget):
         right.addWidget(self.banner)
         right.addWidget(self.view, 1)
         outer = QHBoxLayout(self)
-        outer.addLayout(left)
+        outer.addWidget(left_box)
         outer.addLayout(right, 1)
         self._entries: list[tuple[str, str, str, str]] = []  # record id, kind, number, copy
         self._set_busy(True)

@@ -91,7 +91,9 @@ class ResultPage(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        self.table.setMinimumHeight(160)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(len(COLUMNS) - 1, 130)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.add_button = big_button("Adicionar &infração do catálogo…")
         self.add_button.clicked.connect(self.add_from_catalogue)
         self.totals = _label()
@@ -252,6 +254,19 @@ class ResultPage(QWidget):
         else:
             self.verdict.setText("Nenhuma infração")
         self.table.setVisible(bool(outcome.infractions))
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The table as tall as its rows: the page scrolls, not the table."""
+        self.table.resizeRowsToContents()
+        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        frame = 2 * self.table.frameWidth()
+        self.table.setFixedHeight(self.table.horizontalHeader().height() + rows + frame + 2)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        if self.outcome is not None:
+            self._fit_table()
 
     def _fill_retention(self) -> None:
         retention = self.outcome.retention

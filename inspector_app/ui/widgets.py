@@ -39,6 +39,7 @@ QCheckBox, QRadioButton {{ min-height: {TOUCH_TARGET_PX}px; spacing: 10px; }}
 QCheckBox::indicator, QRadioButton::indicator {{ width: 24px; height: 24px; }}
 QTableWidget::item, QListWidget::item {{ min-height: {TOUCH_TARGET_PX}px; padding: 4px; }}
 QFrame#itemRow {{ border: 1px solid #c8ccd2; border-radius: 6px; background: #ffffff; }}
+QGroupBox {{ font-weight: bold; }}
 QLabel#heading {{ font-size: {BASE_POINT_SIZE + 4}pt; font-weight: bold; }}
 QLabel#demoBadge {{
     background: #b3261e; color: white; font-weight: bold; padding: 4px 12px;

@@ -173,3 +173,22 @@ def test_serve_runs_hq_and_its_log_never_shows_cpf_or_cnh(tmp_path, capsys):
     assert "push from device" in log and "/api/v1/push" in log
     for secret in ("16944060167", "169.440.601-67", "02650306461"):
         assert secret not in log
+
+
+def _command_paths(parser, prefix="inspector-hq"):
+    import argparse
+
+    paths = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                paths += _command_paths(sub, f"{prefix} {name}") or [f"{prefix} {name}"]
+    return paths
+
+
+def test_every_inspector_hq_command_is_documented():
+    from inspector_app.hq.cli import build_parser
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "HQ.md").read_text(encoding="utf-8")
+    missing = [path for path in _command_paths(build_parser()) if path not in text]
+    assert not missing, f"docs/HQ.md does not mention: {missing}"
