@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -725,16 +726,41 @@ def _record_or_error(store: Store, record_id: str) -> SealedRecord:
 
 
 def find_record(*, store: Store, number: str) -> SealedRecord:
-    """A record by its printed number (``SERIES-000123``), id or verification code."""
+    """A record by its printed number (``SERIES-000123``), verification code or id."""
     text = number.strip().upper()
-    row = store.conn.execute(
-        "SELECT id FROM records WHERE id = ? OR verification_code = ? OR "
-        "(series || '-' || printf('%06d', number)) = ?",
-        [number.strip(), text, text],
-    ).fetchone()
+    row = None
+    printed = re.fullmatch(r"(.+)-(\d{1,9})", text)
+    if printed:
+        row = store.conn.execute(
+            "SELECT id FROM records WHERE series = ? AND number = ?",
+            [printed.group(1), int(printed.group(2))],
+        ).fetchone()
+    if row is None:
+        row = store.conn.execute(
+            "SELECT id FROM records WHERE verification_code = ? OR id = ?",
+            [text, number.strip().lower()],
+        ).fetchone()
     if row is None:
         raise ServiceError("number", f"Nenhum auto com o número ou código {number}.")
     return load_record(store, str(row[0]))
+
+
+def search_records(
+    *, store: Store, plate: str | None = None, limit: int = 50
+) -> list[SealedRecord]:
+    """Sealed records of a vehicle (either plate format), newest first."""
+    if not plate:
+        return []
+    try:
+        key = parse_plate(plate).canonical_key()
+    except IdentityError as exc:
+        raise ServiceError("plate", exc.message) from None
+    rows = store.conn.execute(
+        "SELECT id FROM records WHERE plate_key = ? ORDER BY occurred_on DESC, created_at DESC "
+        "LIMIT ?",
+        [key, limit],
+    ).fetchall()
+    return [load_record(store, str(r[0])) for r in rows]
 
 
 def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) -> SealResult:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QDate, QSize, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -40,9 +40,9 @@ from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner
 RESULTS = {"ok": "Conforme", "fail": "Não conforme", "na": "Não se aplica"}
 KEYS = {Qt.Key.Key_C: "ok", Qt.Key.Key_N: "fail", Qt.Key.Key_A: "na"}
 _CHECKED_STYLE = {
-    "ok": "QPushButton:checked { background:#1e7b34; color:white; font-weight:bold; }",
-    "fail": "QPushButton:checked { background:#b3261e; color:white; font-weight:bold; }",
-    "na": "QPushButton:checked { background:#5f6368; color:white; font-weight:bold; }",
+    "ok": "QPushButton:checked { background:#1e7b34; color:white; border:2px solid #202124; }",
+    "fail": "QPushButton:checked { background:#b3261e; color:white; border:2px solid #202124; }",
+    "na": "QPushButton:checked { background:#5f6368; color:white; border:2px solid #202124; }",
 }
 
 
@@ -91,10 +91,6 @@ class ItemRow(QFrame):
             button = QPushButton(f"{label} ({key})")
             button.setCheckable(True)
             button.setMinimumHeight(TOUCH_TARGET_PX)
-            # Wide enough for the bold text of the checked state.
-            bold = QFont(button.font())
-            bold.setBold(True)
-            button.setMinimumWidth(QFontMetrics(bold).horizontalAdvance(button.text()) + 36)
             # Keyboard users answer with C / N / A on the row; the buttons are for touch.
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             button.setStyleSheet(_CHECKED_STYLE[result])

@@ -288,8 +288,7 @@ class PrintPanel(QWidget):
         self._buffer.setData(QByteArray(doc.pdf))
         self._buffer.open(QIODevice.OpenModeFlag.ReadOnly)
         self.document.load(self._buffer)
-        where = f" Arquivo: {doc.path}" if doc.path else ""
-        self.status.setText(f"{doc.label}.{where}")
+        self._show_status(doc)
         self._set_busy(False)
         if then is not None:
             then()
@@ -343,8 +342,13 @@ class PrintPanel(QWidget):
         self.current = doc
         self._set_busy(False)
         self.banner.show_message(f"Impresso: {doc.label}.", "ok")
-        self.status.setText(f"{doc.label}. Arquivo: {doc.path}")
+        self._show_status(doc)
         self.document_did_print.emit(doc)
+
+    def _show_status(self, doc: PreparedDocument) -> None:
+        saved = " PDF guardado com o registro." if doc.path else ""
+        self.status.setText(f"{doc.label}.{saved}")
+        self.status.setToolTip(str(doc.path or ""))
 
     def _failed_log(self, exc: BaseException) -> None:
         self._set_busy(False)

@@ -477,3 +477,77 @@ def test_a_search_that_finds_nothing_says_what_to_type(qtbot, make_shell, data_d
     wait_idle(qtbot, shell)
     assert history.banner.level == "error"
     assert "ABC-1234 ou ABC1D23" in history.banner.text()
+
+
+def test_login_works_from_the_keyboard_alone(qtbot, make_shell, data_dir):
+    shell = make_shell(data_dir)
+    qtbot.waitUntil(lambda: shell.pages.currentWidget() is shell.login, timeout=15_000)
+    assert shell.focusWidget() is shell.login.matricula
+    qtbot.keyClicks(shell.login.matricula, "1001")
+    qtbot.keyClick(shell.login.matricula, Qt.Key.Key_Return)
+    assert shell.focusWidget() is shell.login.password
+    qtbot.keyClicks(shell.login.password, "demo1001")
+    qtbot.keyClick(shell.login.password, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: shell.pages.currentWidget() is shell.main, timeout=15_000)
+    wait_idle(qtbot, shell)
+    assert shell.main.stack.currentWidget() is shell.main.today
+
+
+def test_an_unregistered_plate_is_entered_by_hand_and_flagged(qtbot, make_shell, data_dir):
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    shell.main.go("inspection")
+    wait_idle(qtbot, shell)
+    wizard = shell.main.wizard
+    wizard.place_step.place.setText("Terminal de Brazlândia")
+    wizard.place_step.latitude.setText("-15,6797")
+    wizard.place_step.longitude.setText("200")
+    click(qtbot, wizard.next_button)
+    assert wizard.step == 0 and "Longitude fora do intervalo" in wizard.banner.text()
+    wizard.place_step.longitude.setText("-48,2070")
+    click(qtbot, wizard.next_button)
+    assert (wizard.state.latitude, wizard.state.longitude) == (-15.6797, -48.207)
+
+    wizard.vehicle_step.plate.setText("AB-12345")
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    assert wizard.step == 1
+    assert wizard.banner.text().startswith("Placa inválida")
+    assert "ABC-1234 (antiga) ou ABC1D23 (Mercosul)" in wizard.banner.text()
+    wizard.vehicle_step.plate.setText("ZZZ9Z99")
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    assert wizard.step == 1  # not registered: the CRLV fields appear first
+    assert wizard.vehicle_step.manual.isVisible()
+    assert "Veículo não cadastrado" in wizard.vehicle_step.card.text()
+    wizard.vehicle_step.chassis_year.setValue(2019)
+    wizard.vehicle_step.seats.setValue(28)
+    click(qtbot, wizard.next_button)
+    assert wizard.step == 2
+    wizard.driver_step.absent.setChecked(True)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    assert wizard.step == 3, wizard.banner.text()
+    assert "(não cadastrado)" in wizard.checklist.summary.text()
+    vehicle = in_store(qtbot, shell, lambda s: __import__("json").loads(s.conn.execute(
+        "SELECT vehicle_json FROM inspections").fetchone()[0]))
+    assert vehicle == {**vehicle, "registered": False, "chassis_year": 2019, "seats": 28,
+                       "plate": "ZZZ9Z99"}
+
+
+def test_without_the_documents_module_the_print_step_says_what_to_do_and_loses_nothing(
+    qtbot, make_shell, data_dir, demo_facts, monkeypatch
+):
+    sealed = seal_auto_offline(data_dir, demo_facts.df_plate)
+    monkeypatch.setattr(printing, "documents_module", lambda: None)
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    shell.main.go("history")
+    history = shell.main.history
+    history.query.setText(sealed.of_kind("auto_infracao").display_number)
+    click(qtbot, history.search_button)
+    wait_idle(qtbot, shell)
+
+    assert history.panel.banner.text() == printing.NO_DOCUMENTS
+    assert not history.panel.print_button.isEnabled()
+    assert "Auto de infração" in history.details.toPlainText()  # the record is still there
