@@ -1,50 +1,9 @@
 """The desktop GUI (PySide6): the only package that imports Qt.
 
-Importing it applies :func:`pin_singletons` (see there): PySide6 6.12.0 on Python 3.11 drops
-a reference to ``None`` on every call of a method returning ``void`` and to ``True`` on
-every ``Signal.emit``; after a few thousand calls CPython frees ``None`` and aborts
-("none_dealloc: deallocating None").
+Importing it first applies :func:`qtbinding.pin_singletons`, which keeps a reference leak of
+PySide6 6.12.0 on Python 3.11 from freeing ``None`` and aborting the app (see there).
 """
 
-from __future__ import annotations
-
-import ctypes
-import sys
-
-# Far more calls than any session makes, far below the counter's limit.
-_PIN = 1 << 40
-
-
-def _leaks_references() -> bool:
-    """Measure the bug rather than trust a version number: 20 void calls and 20 emits."""
-    from PySide6.QtCore import QObject, Signal
-
-    class _Probe(QObject):
-        probed = Signal()
-
-    probe = _Probe()
-    none_before, true_before = sys.getrefcount(None), sys.getrefcount(True)
-    for _ in range(20):
-        probe.setObjectName("probe")
-        probe.probed.emit()
-    lost = (none_before - sys.getrefcount(None), true_before - sys.getrefcount(True))
-    return max(lost) >= 20
-
-
-def pin_singletons() -> bool:
-    """Make ``None``, ``True`` and ``False`` unfreeable when the Qt binding leaks their refs.
-
-    Python 3.12+ makes them immortal itself; on 3.11 this adds 2**40 references to each
-    (they are never freed anyway, so nothing is leaked). Returns whether it pinned.
-    Caveat: ``sys.getrefcount`` of the three is meaningless afterwards.
-    """
-    if sys.version_info >= (3, 12) or sys.implementation.name != "cpython":
-        return False
-    if not _leaks_references():
-        return False
-    for singleton in (None, True, False):
-        ctypes.c_ssize_t.from_address(id(singleton)).value += _PIN
-    return True
-
+from inspector_app.ui.qtbinding import pin_singletons
 
 PINNED = pin_singletons()
