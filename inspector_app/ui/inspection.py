@@ -651,6 +651,9 @@ class InspectionWizard(QWidget):
         started = self.state.inspection_id is not None
         sealed = self.state.sealed is not None
         self.back_button.setEnabled(step in (VEHICLE, DRIVER, RESULT, SIGNATURES, SEAL))
+        self.back_button.setToolTip(
+            "Local, veículo e condutor já estão gravados nesta inspeção; para mudá-los, "
+            "encerre-a sem auto e comece outra." if step == CHECKLIST else "")
         self.back_button.setVisible(step != PRINT)
         self.abandon_button.setVisible(started and not sealed)
         self.next_button.setText({DRIVER: "&Iniciar inspeção", SEAL: "&Selar",

@@ -551,3 +551,31 @@ def test_without_the_documents_module_the_print_step_says_what_to_do_and_loses_n
     assert history.panel.banner.text() == printing.NO_DOCUMENTS
     assert not history.panel.print_button.isEnabled()
     assert "Auto de infração" in history.details.toPlainText()  # the record is still there
+
+
+def test_every_control_of_the_first_wizard_step_is_a_large_touch_target(qtbot, make_shell,
+                                                                        data_dir):
+    from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
+
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    shell.main.go("inspection")
+    wait_idle(qtbot, shell)
+    controls = [w for kind in (QPushButton, QLineEdit, QComboBox)
+                for w in shell.findChildren(kind) if w.isVisible()]
+    assert len(controls) > 10
+    small = [(type(w).__name__, w.objectName() or getattr(w, "text", lambda: "")(), w.height())
+             for w in controls if w.height() < 44]
+    assert small == []
+
+
+def test_sobre_opens_the_packs_screen_loaded_off_the_gui_thread(qtbot, make_shell, data_dir):
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1003")
+    click(qtbot, shell.main.nav_buttons["about"])
+    wait_idle(qtbot, shell)
+    window = shell.main.packs_window
+    assert window is not None and window.isVisible()
+    qtbot.addWidget(window)
+    packs = {window.cell_text(r, "Pacote") for r in range(window.table.rowCount())}
+    assert {"DF_STPA", "DF_STPCR", "JF_1972"} <= packs
