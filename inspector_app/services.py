@@ -745,22 +745,77 @@ def find_record(*, store: Store, number: str) -> SealedRecord:
     return load_record(store, str(row[0]))
 
 
+def find_records(
+    *, store: Store, plate: str | None = None, holder: str | None = None,
+    day: dt.date | None = None, limit: int = 200,
+) -> list[SealedRecord]:
+    """Sealed records by vehicle (either plate format), permit holder (id, name or document)
+    and/or the day of the fact; newest first. At least one criterion is required."""
+    where, params = [], []
+    if plate:
+        try:
+            where.append("plate_key = ?")
+            params.append(parse_plate(plate).canonical_key())
+        except IdentityError as exc:
+            raise ServiceError("plate", exc.message) from None
+    if holder:
+        text = holder.strip()
+        digits = re.sub(r"[^0-9A-Za-z]", "", text).upper()
+        ids = [r[0] for r in store.conn.execute(
+            "SELECT id FROM ref_permit_holders WHERE id = ? OR name LIKE ? OR cpf = ? "
+            "OR cnpj = ?", [text, f"%{text}%", digits, digits]).fetchall()]
+        if not ids:
+            return []
+        where.append(f"holder_id IN ({', '.join('?' for _ in ids)})")
+        params.extend(ids)
+    if day:
+        where.append("occurred_on = ?")
+        params.append(day.isoformat())
+    if not where:
+        raise ServiceError("search", "Informe placa, permissionário ou data para pesquisar.")
+    rows = store.conn.execute(
+        f"SELECT id FROM records WHERE {' AND '.join(where)} "
+        "ORDER BY occurred_on DESC, created_at DESC LIMIT ?",
+        [*params, limit],
+    ).fetchall()
+    return [load_record(store, str(r[0])) for r in rows]
+
+
 def search_records(
     *, store: Store, plate: str | None = None, limit: int = 50
 ) -> list[SealedRecord]:
     """Sealed records of a vehicle (either plate format), newest first."""
-    if not plate:
-        return []
-    try:
-        key = parse_plate(plate).canonical_key()
-    except IdentityError as exc:
-        raise ServiceError("plate", exc.message) from None
+    return find_records(store=store, plate=plate, limit=limit) if plate else []
+
+
+def records_sealed(*, store: Store, since: dt.datetime) -> list[SealedRecord]:
+    """Records sealed on this device at or after ``since`` (aware), newest first."""
+    stamp = since.astimezone(dt.UTC).isoformat(timespec="microseconds")
     rows = store.conn.execute(
-        "SELECT id FROM records WHERE plate_key = ? ORDER BY occurred_on DESC, created_at DESC "
-        "LIMIT ?",
-        [key, limit],
+        "SELECT id FROM records WHERE created_at >= ? ORDER BY created_at DESC", [stamp]
     ).fetchall()
     return [load_record(store, str(r[0])) for r in rows]
+
+
+def cancelled_record_ids(*, store: Store) -> set[str]:
+    rows = store.conn.execute(
+        "SELECT refers_to FROM records WHERE kind = 'cancelamento' AND refers_to IS NOT NULL"
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def pending_sync_count(*, store: Store) -> int:
+    """Records sealed here and not yet acknowledged by HQ."""
+    row = store.conn.execute("SELECT COUNT(*) FROM outbox WHERE acked_at IS NULL").fetchone()
+    return int(row[0])
+
+
+def print_count(*, store: Store, record_id: str, copy: str) -> int:
+    """How many times this copy was printed: the next print's reprint number."""
+    row = store.conn.execute(
+        "SELECT COUNT(*) FROM print_log WHERE record_id = ? AND copy = ?", [record_id, copy]
+    ).fetchone()
+    return int(row[0])
 
 
 def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) -> SealResult:

@@ -1,8 +1,6 @@
-"""Read-only lookups the screens need and ``services`` does not offer yet.
+"""Read-only lookups the screens need, as list rows; every read goes through ``services``.
 
-Stopgap: each function stands in for a service proposed to the lead (named in its
-docstring) and reads through sqlite-utils' table API, never writing. When the service
-exists, the function becomes a one-line call to it. Run these on the store worker only.
+Run these on the store worker only.
 """
 
 from __future__ import annotations
@@ -11,8 +9,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from inspector_app.domain.identity import parse_plate
-from inspector_app.store.sealing import SealedRecord, load_record
+from inspector_app import services
+from inspector_app.store.sealing import SealedRecord
 
 KIND_LABELS = {
     "auto_infracao": "Auto de infração",
@@ -46,20 +44,12 @@ class RecordSummary:
 
 
 def pending_sync_count(store: Any) -> int:
-    """Records sealed here and not yet acknowledged by HQ.
-
-    Proposed service: ``services.pending_sync_count(*, store) -> int`` (the count of
-    ``store status``'s ``outbox_pending``).
-    """
-    return int(store.db["outbox"].count_where("acked_at IS NULL"))
+    """Records sealed here and not yet acknowledged by HQ."""
+    return services.pending_sync_count(store=store)
 
 
 def _cancelled_ids(store: Any) -> set[str]:
-    return {
-        str(r["refers_to"])
-        for r in store.db["records"].rows_where("kind = ?", ["cancelamento"], select="refers_to")
-        if r["refers_to"]
-    }
+    return services.cancelled_record_ids(store=store)
 
 
 def _summary(record: SealedRecord, cancelled: set[str]) -> RecordSummary:
@@ -77,16 +67,9 @@ def _summary(record: SealedRecord, cancelled: set[str]) -> RecordSummary:
 
 
 def records_since(store: Any, since: dt.datetime) -> list[RecordSummary]:
-    """Records sealed at or after ``since`` (aware), newest first.
-
-    Proposed service: ``services.records_sealed(*, store, since: datetime) -> list[dict]``.
-    """
-    stamp = since.astimezone(dt.UTC).isoformat(timespec="microseconds")
+    """Records sealed at or after ``since`` (aware), newest first."""
     cancelled = _cancelled_ids(store)
-    rows = store.db["records"].rows_where(
-        "created_at >= ?", [stamp], select="id", order_by="created_at DESC"
-    )
-    return [_summary(load_record(store, r["id"]), cancelled) for r in rows]
+    return [_summary(r, cancelled) for r in services.records_sealed(store=store, since=since)]
 
 
 def records_of_today(store: Any) -> list[RecordSummary]:
@@ -96,17 +79,10 @@ def records_of_today(store: Any) -> list[RecordSummary]:
 
 
 def records_for_plate(store: Any, plate_text: str) -> list[RecordSummary]:
-    """Every record of a plate (either format), newest first; raises IdentityError.
-
-    Proposed service: ``services.find_records(*, store, plate=None, holder=None,
-    day=None) -> list[dict]``.
-    """
-    key = parse_plate(plate_text).canonical_key()
+    """Every record of a plate (either format), newest first; raises ServiceError."""
     cancelled = _cancelled_ids(store)
-    rows = store.db["records"].rows_where(
-        "plate_key = ?", [key], select="id", order_by="created_at DESC"
-    )
-    return [_summary(load_record(store, r["id"]), cancelled) for r in rows]
+    return [_summary(r, cancelled)
+            for r in services.find_records(store=store, plate=plate_text)]
 
 
 def summarise(store: Any, record: SealedRecord) -> RecordSummary:
@@ -115,9 +91,5 @@ def summarise(store: Any, record: SealedRecord) -> RecordSummary:
 
 
 def print_count(store: Any, record_id: str, copy: str) -> int:
-    """How many times this copy of the record was printed: the next print's reprint number.
-
-    Proposed service: ``services.next_reprint_number(*, store, record_id, copy) -> int``.
-    """
-    return int(store.db["print_log"].count_where("record_id = ? AND copy = ?",
-                                                 [record_id, copy]))
+    """How many times this copy of the record was printed: the next print's reprint number."""
+    return services.print_count(store=store, record_id=record_id, copy=copy)

@@ -851,3 +851,37 @@ def test_bad_input_to_a_service_names_the_field_in_portuguese_and_writes_nothing
     assert err.value.message_pt.strip()
     assert row_counts(world.store) == before
     assert repo.get_inspection(world.store, world.open_id).status == "open"
+
+
+def test_find_records_by_plate_holder_or_day_and_the_read_services(tmp_path):
+    """History search, day's work, pending count and print count go through services."""
+    import datetime as _dt
+
+    from inspector_app import demo, demo_autos, services
+    from inspector_app.store import open_store
+
+    store = open_store(tmp_path / "hist")
+    try:
+        demo.seed_registry(store, vehicles=20, seed=4)
+        demo_autos.seed_autos(store, autos=3, seed=4)
+        autos = store.conn.execute(
+            "SELECT id, plate_key, holder_id, occurred_on FROM records "
+            "WHERE kind = 'auto_infracao'"
+        ).fetchall()
+        rid, plate_key, holder_id, day = autos[0]
+        assert rid in {r.id for r in services.find_records(store=store, plate=plate_key)}
+        assert rid in {r.id for r in services.find_records(store=store, holder=holder_id)}
+        assert rid in {r.id for r in services.find_records(
+            store=store, day=_dt.date.fromisoformat(day))}
+        with pytest.raises(services.ServiceError) as err:
+            services.find_records(store=store)
+        assert err.value.field == "search"
+        with pytest.raises(services.ServiceError):
+            services.find_records(store=store, plate="AB-12345")
+        since = _dt.datetime.now(_dt.UTC) - _dt.timedelta(hours=1)
+        total = store.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+        assert len(services.records_sealed(store=store, since=since)) == total
+        assert services.pending_sync_count(store=store) == total
+        assert services.print_count(store=store, record_id=rid, copy="1") == 0
+    finally:
+        store.close()
