@@ -246,6 +246,38 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_enroll(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from inspector_app.sync.client import SyncError, enrol
+
+    store = _open(args)
+    try:
+        result = enrol(store, hq_url=args.hq, code=args.code, device_name=args.name)
+    except SyncError as exc:
+        print(f"inspector: {exc.message_pt}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    finally:
+        store.close()
+    _print_json(dataclasses.asdict(result))
+    return EXIT_OK
+
+
+def _cmd_sync(args: argparse.Namespace) -> int:
+    from inspector_app.sync.client import SyncError, sync_once
+
+    store = _open(args)
+    try:
+        summary = sync_once(store)
+    except SyncError as exc:
+        print(f"inspector: {exc.message_pt}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    finally:
+        store.close()
+    _print_json(summary.as_json())
+    return EXIT_OK if summary.ok else EXIT_PROBLEMS
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="inspector", description="Fiscalização de transporte público")
     parser.add_argument("--version", action="version", version=f"inspector {__version__}")
@@ -300,6 +332,14 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--copy", choices=["1", "2"], default="1")
     render.add_argument("--out", required=True, metavar="FILE.pdf")
     render.set_defaults(func=_cmd_render)
+
+    enroll = sub.add_parser("enroll", help="enrol this device with HQ (one-time code)")
+    enroll.add_argument("--hq", required=True, metavar="URL")
+    enroll.add_argument("--code", required=True)
+    enroll.add_argument("--name", default=None, help="device name shown at HQ")
+    enroll.set_defaults(func=_cmd_enroll)
+    sync = sub.add_parser("sync", help="push sealed records and pull registry changes (JSON)")
+    sync.set_defaults(func=_cmd_sync)
 
     demo = sub.add_parser("demo", help="demonstration data")
     demo_sub = demo.add_subparsers(dest="demo_command", required=True, parser_class=_Parser)

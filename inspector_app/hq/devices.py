@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from inspector_app.hq.core.security import (
 from inspector_app.hq.numbering import allocate_next, device_ranges
 from inspector_app.hq.tables import devices, enrolment_codes
 from inspector_app.security.keys import device_key_id_of
-from inspector_app.sync.protocol import EnrolRequest, EnrolResponse
+from inspector_app.sync.protocol import SERIES_PATTERN, EnrolRequest, EnrolResponse
 
 DEFAULT_SERIES = "AI"
 DEFAULT_RANGE_SIZE = 1000
@@ -83,8 +84,9 @@ def create_enrolment_code(
     """A new one-time code valid for ``ttl_minutes``; only its hash is stored."""
     if ttl_minutes < 1:
         raise DeviceError("o prazo de validade deve ser de pelo menos 1 minuto")
-    if range_size < 1 or not series.strip():
-        raise DeviceError("informe a série e um tamanho de faixa ≥ 1")
+    if range_size < 1 or not re.fullmatch(SERIES_PATTERN, series.strip()):
+        raise DeviceError("informe a série (letras, dígitos, '.', '_' ou '-') e um tamanho de "
+                          "faixa ≥ 1")
     code = new_enrolment_code()
     now = dt.datetime.now(dt.UTC)
     with engine.begin() as conn:

@@ -23,6 +23,7 @@ conflict) instead of an error.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -71,7 +72,10 @@ def _reject(code: str, text: str) -> _Answer:
 
 
 def _envelope(record: PushRecord) -> tuple[bytes, dict[str, Any]]:
-    raw = record.payload.encode("utf-8")
+    try:
+        raw = record.payload.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _reject(REJECT_INVALID_PAYLOAD, "payload is not valid UTF-8 text") from None
     try:
         envelope = json.loads(raw)
     except ValueError:
@@ -109,6 +113,9 @@ def _check_envelope(record: PushRecord, raw: bytes, envelope: Mapping[str, Any],
                           f"{name} differs from the signed payload")
     if envelope.get("verification_code") != verification_code_for(record.id):
         raise _reject(REJECT_ENVELOPE_MISMATCH, "verification_code does not match the id")
+    refers_to = envelope.get("refers_to")
+    if refers_to is not None and not _is_uuid(refers_to):
+        raise _reject(REJECT_ENVELOPE_MISMATCH, "refers_to is not a record id")
 
 
 def _existing(conn: Connection, record: PushRecord, device: Device) -> None:
@@ -144,18 +151,16 @@ def _check_number(conn: Connection, record: PushRecord, ranges: Sequence[Allocat
 
 def _store(conn: Connection, record: PushRecord, envelope: Mapping[str, Any],
            device: Device, blob_list: Sequence[str], now: str) -> None:
-    plate_key = envelope.get("plate_key")
-    occurred_on = envelope.get("occurred_on")
-    refers_to = envelope.get("refers_to")
+    occurred_on = _short_text(envelope.get("occurred_on"), 64)
     conn.execute(
         insert(records).values(
             id=record.id, device_id=device.id, kind=record.kind, series=record.series,
             number=record.number, created_at=record.created_at, received_at=now,
             payload=record.payload, sha256=record.sha256, signature=record.signature,
             verification_code=envelope["verification_code"],
-            refers_to=refers_to if isinstance(refers_to, str) else None,
-            plate_key=plate_key if isinstance(plate_key, str) else None,
-            occurred_on=occurred_on[:10] if isinstance(occurred_on, str) else None,
+            refers_to=envelope.get("refers_to"),
+            plate_key=_short_text(envelope.get("plate_key"), 16),
+            occurred_on=occurred_on[:10] if occurred_on else None,
         )
     )
     if blob_list:
@@ -171,7 +176,9 @@ def _one(conn: Connection, record: PushRecord, device: Device,
         _existing(conn, record, device)
         _check_number(conn, record, ranges)
         needed = sorted(set(record.blobs) | set(blobs_of_envelope(envelope)))
-        missing = [sha for sha in needed if not _valid_sha(sha) or not blobs.has(sha)]
+        if not all(_valid_sha(sha) for sha in needed):
+            raise _reject(REJECT_INVALID_PAYLOAD, "names a file by something not a SHA-256")
+        missing = [sha for sha in needed if not blobs.has(sha)]
         if missing:
             raise _Answer("missing_blobs", f"missing_blobs: {len(missing)} file(s) not at HQ",
                           missing)
@@ -189,6 +196,22 @@ def _one(conn: Connection, record: PushRecord, device: Device,
     except _Answer as answer:
         return PushResult(id=record.id, status=answer.result_status, reason=answer.reason,
                           missing=answer.missing)
+
+
+def _is_uuid(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
+
+
+def _short_text(value: object, size: int) -> str | None:
+    """``value`` for an indexed column, or None when it is not a short printable string."""
+    if isinstance(value, str) and 0 < len(value) <= size and value.isprintable():
+        return value
+    return None
 
 
 def _valid_sha(value: str) -> bool:

@@ -6,7 +6,9 @@ start, so two servers never race to change the schema.
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from inspector_app import __version__
 from inspector_app.hq.api.deps import HQState
@@ -38,4 +40,14 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.include_router(api_router)
     app.include_router(page_router)
+    app.add_exception_handler(RequestValidationError, _validation_error)
     return app
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    """422 naming where and why, never echoing the input: a payload holds CPF and CNH
+    numbers, and a lone surrogate in it would make the default answer fail to encode."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
+               "type": str(e.get("type", ""))} for e in errors]
+    return JSONResponse(status_code=422, content={"detail": detail})

@@ -9,6 +9,7 @@ highest number received but not received: still on the device, or lost) and ``un
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ from sqlalchemy import Connection, Engine, func, insert, select
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.reference import append_change
 from inspector_app.hq.tables import devices, number_ranges, records
-from inspector_app.sync.protocol import NumberRangeBody
+from inspector_app.sync.protocol import NUMBER_MAX, SERIES_PATTERN, NumberRangeBody
 
 
 class RangeError(ValueError):
@@ -42,8 +43,11 @@ def allocate_range(
 ) -> AllocatedRange:
     """Assign ``series`` ``first..last`` to ``device_id`` and publish it to that device."""
     series = series.strip()
-    if not series or first < 1 or last < first:
-        raise RangeError(f"faixa inválida {series!r} {first}..{last}: use série e 1 ≤ início ≤ fim")
+    if not re.fullmatch(SERIES_PATTERN, series):
+        raise RangeError(f"série inválida {series!r}: use letras, dígitos, '.', '_' ou '-' "
+                         "(até 40 caracteres)")
+    if first < 1 or last < first or last > NUMBER_MAX:
+        raise RangeError(f"faixa inválida {series} {first}..{last}: use 1 ≤ início ≤ fim")
     device = conn.execute(
         select(devices.c.id, devices.c.revoked_at).where(devices.c.id == device_id)
     ).first()

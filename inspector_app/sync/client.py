@@ -429,10 +429,20 @@ def _push_all(store: Store, client: httpx.Client, summary: SyncSummary, batch_si
         if not rows:
             return
         after = int(rows[-1][8])
-        batch = [PushRecord(id=r[0], kind=r[1], series=r[2], number=r[3], created_at=r[4],
-                            payload=r[5], sha256=r[6], signature=r[7],
-                            blobs=blobs_of_envelope(_envelope(r[5])))
-                 for r in rows]
+        batch = []
+        for r in rows:
+            try:
+                batch.append(PushRecord(
+                    id=r[0], kind=r[1], series=r[2], number=r[3], created_at=r[4],
+                    payload=r[5], sha256=r[6], signature=r[7],
+                    blobs=blobs_of_envelope(_envelope(r[5]))))
+            except (ValidationError, ValueError) as exc:
+                # Cannot even be sent (should never happen): quarantine it, keep the rest going.
+                _mark_attempt(store, [r[0]], "rejected",
+                              f"dispositivo: registro fora do protocolo de envio ({exc})")
+                summary.problems.append(f"{r[0]}: fora do protocolo de envio")
+        if not batch:
+            continue
         for sha in sorted({b for record in batch for b in record.blobs}):
             _ensure_blob(store, client, sha, summary)
         _push_batch(store, client, batch, summary)

@@ -27,6 +27,15 @@ MAX_PULL_LIMIT = 1000
 PUBLIC_KEY_BYTES = 32
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+# Narrow alphabets wherever a field is stored in an indexed column: no control characters
+# (PostgreSQL refuses NUL), nothing that could mean something else downstream.
+Kind = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
+SERIES_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$"
+Series = Annotated[str, StringConstraints(pattern=SERIES_PATTERN)]
+Timestamp = Annotated[str, StringConstraints(
+    pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")]
+Base64 = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]+={0,2}$", max_length=200)]
+NUMBER_MAX = 2**62
 
 # Reference tables HQ publishes (short names, as in registry files) and their primary keys.
 # ``number_ranges`` rows are published only to the device they are assigned to.
@@ -89,17 +98,17 @@ class _Model(BaseModel):
 class NumberRangeBody(_Model):
     """A talonário range: numbers ``first..last`` (inclusive) of ``series``."""
 
-    series: Annotated[str, StringConstraints(min_length=1, max_length=40)]
-    first: int = Field(ge=1)
-    last: int = Field(ge=1)
+    series: Series
+    first: int = Field(ge=1, le=NUMBER_MAX)
+    last: int = Field(ge=1, le=NUMBER_MAX)
 
 
 class EnrolRequest(_Model):
     """A device asks to be enrolled with a one-time code an administrator gave it."""
 
-    code: Annotated[str, StringConstraints(min_length=4, max_length=64)]
+    code: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9 -]{4,64}$")]
     public_key: PublicKeyB64 = Field(description="raw Ed25519 public key, standard base64")
-    device_name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    device_name: Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\x7f]{1,200}$")]
 
 
 class EnrolResponse(_Model):
@@ -121,13 +130,13 @@ class PushRecord(_Model):
     """
 
     id: RecordId
-    kind: Annotated[str, StringConstraints(min_length=1, max_length=40)]
-    series: Annotated[str, StringConstraints(max_length=40)] | None = None
-    number: int | None = Field(default=None, ge=1)
-    created_at: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    kind: Kind
+    series: Series | None = None
+    number: int | None = Field(default=None, ge=1, le=NUMBER_MAX)
+    created_at: Timestamp
     payload: Annotated[str, StringConstraints(min_length=2, max_length=2_000_000)]
     sha256: Sha256
-    signature: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    signature: Base64
     blobs: list[Sha256] = Field(default_factory=list, max_length=1000)
 
 

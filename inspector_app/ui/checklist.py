@@ -4,10 +4,18 @@ On a focused item, C answers "conforme", N "não conforme" and A "não se aplica
 moves to the next item (and on to the next section); arrows move between items. Every
 answer, note, value and photo goes to the store worker at once (``record_answer``,
 ``attach_photo``), so a crash in the middle of the checklist loses nothing.
+
+Photos come from a file ("Foto…") or, when QtMultimedia finds one, a camera ("Câmera…",
+``ui.camera``): the capture is saved to a temporary file, imported like a chosen file and
+then deleted. Without a camera the button is disabled with the reason as its tooltip.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +45,12 @@ from inspector_app import services
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner
 
+log = logging.getLogger(__name__)
+
+NO_CAMERA = "Nenhuma câmera encontrada"
+NO_MULTIMEDIA = ("Câmera indisponível: o suporte a multimídia do Qt não carregou (no "
+                 "Debian/Ubuntu, instale o pacote libpulse0). Use \"Foto…\" para escolher "
+                 "um arquivo.")
 RESULTS = {"ok": "Conforme", "fail": "Não conforme", "na": "Não se aplica"}
 KEYS = {Qt.Key.Key_C: "ok", Qt.Key.Key_N: "fail", Qt.Key.Key_A: "na"}
 _CHECKED_STYLE = {
@@ -57,11 +71,23 @@ class PhotoChooser:
         return Path(name) if name else None
 
 
+def find_camera() -> tuple[Any | None, str]:
+    """The camera to use (a ``QCameraDevice``), or None and the tooltip that says why."""
+    try:
+        from inspector_app.ui import camera
+    except ImportError as exc:
+        log.warning("QtMultimedia is not available: %s", exc)
+        return None, NO_MULTIMEDIA
+    device = camera.default_camera()
+    return (device, "") if device is not None else (None, NO_CAMERA)
+
+
 class ItemRow(QFrame):
     """One checklist item: label, criterion, the three answers, value, note and photos."""
 
     answer_changed = Signal(object)  # self: save the answer (result, note, rules, value)
     photo_requested = Signal(object)  # self
+    camera_requested = Signal(object)  # self
     next_requested = Signal(object, int)  # self, +1 / -1
 
     def __init__(self, item: Any, rules: dict[str, Any], parent: QWidget | None = None) -> None:
@@ -139,6 +165,9 @@ class ItemRow(QFrame):
         self.photo_button = QPushButton("Foto…")
         self.photo_button.setMinimumHeight(TOUCH_TARGET_PX)
         self.photo_button.clicked.connect(lambda: self.photo_requested.emit(self))
+        self.camera_button = QPushButton("Câmera…")
+        self.camera_button.setMinimumHeight(TOUCH_TARGET_PX)
+        self.camera_button.clicked.connect(lambda: self.camera_requested.emit(self))
         self.photo_label = QLabel("")
         self.state_label = QLabel("")
         self.state_label.setWordWrap(True)
@@ -146,6 +175,7 @@ class ItemRow(QFrame):
         details = QHBoxLayout()
         details.addWidget(self.note, 1)
         details.addWidget(self.photo_button)
+        details.addWidget(self.camera_button)
         details.addWidget(self.photo_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
@@ -213,6 +243,10 @@ class ItemRow(QFrame):
             self.state_label.setText(f"Não salvo: {message} Toque na resposta de novo.")
             self.state_label.setStyleSheet("color:#b3261e; font-weight:bold;")
 
+    def set_camera(self, available: bool, why_not: str) -> None:
+        self.camera_button.setEnabled(available)
+        self.camera_button.setToolTip("Tirar foto com a câmera" if available else why_not)
+
     def add_photo(self) -> None:
         self.photos += 1
         self.photo_label.setText("1 foto" if self.photos == 1 else f"{self.photos} fotos")
@@ -258,6 +292,7 @@ class ChecklistPage(QWidget):
         self.pack: Any = None
         self.rows: dict[str, ItemRow] = {}
         self._section_rows: list[list[ItemRow]] = []
+        self.camera: Any = None  # QCameraDevice found when the checklist was built
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.progress = QProgressBar()
@@ -298,6 +333,7 @@ class ChecklistPage(QWidget):
             widget = self.stack.widget(0)
             self.stack.removeWidget(widget)
             widget.deleteLater()
+        self.camera, why_not = find_camera()
         for section in pack.sections:
             items = [i for i in pack.items.values() if i.section == section.id]
             if not items:
@@ -309,6 +345,8 @@ class ChecklistPage(QWidget):
                 row = ItemRow(item, pack.rules)
                 row.answer_changed.connect(self._save)
                 row.photo_requested.connect(self._attach_photo)
+                row.camera_requested.connect(self._take_photo)
+                row.set_camera(self.camera is not None, why_not)
                 row.next_requested.connect(self._move)
                 column.addWidget(row)
                 self.rows[item.id] = row
@@ -404,20 +442,54 @@ class ChecklistPage(QWidget):
         source = PhotoChooser.ask(self)
         if source is None:
             return
+        self._import_photo(row, source)
+
+    def _take_photo(self, row: ItemRow) -> None:
+        """Capture with the camera into a temporary folder, then import the file."""
+        if self.camera is None:
+            return
+        from inspector_app.ui.camera import CameraDialog
+
+        folder = Path(tempfile.mkdtemp(prefix="inspector-camera-"))
+        photo = CameraDialog.ask(self, self.camera, folder, row.item.id)
+        if photo is None:
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        self.attach_captured(row, photo)
+
+    def attach_captured(self, row: ItemRow, photo: Path) -> None:
+        """Import a photo the camera saved to a temporary file, then delete the file (and its
+        folder when empty). On failure the file stays and the message says where it is."""
+        self._import_photo(row, photo, captured=True)
+
+    def _import_photo(self, row: ItemRow, source: Path, *, captured: bool = False) -> None:
         inspection_id = self.inspection_id
         item_id = row.item.id
-        row.photo_label.setText("Importando foto…")
-        self.ctx.tasks.run_store(
-            lambda store: services.attach_photo(store=store, inspection_id=inspection_id,
-                                                source=source, item_id=item_id),
-            lambda _id: row.add_photo(),
-            lambda exc: self._photo_failed(row, exc), owner=row,
-        )
 
-    def _photo_failed(self, row: ItemRow, exc: BaseException) -> None:
+        def job(store: Any) -> int:
+            photo_id = services.attach_photo(store=store, inspection_id=inspection_id,
+                                             source=source, item_id=item_id)
+            if captured:
+                # The store keeps the original byte for byte; the temporary copy can go.
+                # A folder that is not empty (or a file that will not go) is left behind.
+                with contextlib.suppress(OSError):
+                    source.unlink(missing_ok=True)
+                    source.parent.rmdir()
+            return photo_id
+
+        def failed(exc: BaseException) -> None:
+            kept = f" A foto tirada continua em {source}." if captured and source.exists() \
+                else ""
+            self._photo_failed(row, exc, kept)
+
+        row.photo_label.setText("Importando foto…")
+        self.ctx.tasks.run_store(job, lambda _id: row.add_photo(), failed, owner=row)
+
+    def _photo_failed(self, row: ItemRow, exc: BaseException, kept: str = "") -> None:
         count = row.photos
         row.photo_label.setText("" if not count else f"{count} foto(s)")
-        self.banner.error(f"Foto do item {row.item.id} não importada: {describe_error(exc)}")
+        self.banner.error(f"Foto do item {row.item.id} não importada: {describe_error(exc)}"
+                          f"{kept}")
 
     def _update_progress(self) -> None:
         answered = self.answered()

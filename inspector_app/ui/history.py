@@ -1,18 +1,27 @@
 """History and search: find a sealed record, read it, reprint it (2ª VIA), cancel it.
 
-Search takes an auto number (``SÉRIE-000123``), a verification code or a plate in either
-format. Records are read-only here: a mistake is corrected by a cancellation (supervisor,
-with a reason), a new linked record, never by editing.
+Search takes an auto number (``SÉRIE-000123``) or a verification code, which find one
+record; or any mix of a plate in either format, a permit holder (name, CPF/CNPJ or registry
+id) and the day of the fact, which must all match (``services.find_records``). Records are
+read-only here: a mistake is corrected by a cancellation (supervisor, with a reason), a new
+linked record, never by editing.
+
+Caveat: a holder's name matches letter case only for unaccented letters (SQLite ``LIKE``):
+"otávio" does not find "Otávio"; type the name as registered, or the CPF/CNPJ.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QDate, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
+    QDateEdit,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -37,36 +46,56 @@ from inspector_app.ui.widgets import (
     TOUCH_TARGET_PX,
     Banner,
     big_button,
+    date_br,
     datetime_br,
     heading,
     money_br,
 )
 
-COLUMNS = ("Número", "Documento", "Data", "Placa", "Local", "Situação")
+COLUMNS = ("Número", "Documento", "Data", "Placa", "Permissionário", "Local", "Situação")
+STATUS_COLUMN = COLUMNS.index("Situação")
+NOTHING_TO_SEARCH = (
+    "Digite o número do auto, o código de verificação, a placa ou o permissionário, ou "
+    "marque a data do fato, e toque em Buscar."
+)
 
 
-def search_records(store: Any, text: str) -> list[queries.RecordSummary]:
-    """Records matching a number, a verification code or a plate (store worker)."""
-    text = text.strip()
-    if not text:
-        raise UiError("Digite o número do auto, o código de verificação ou a placa.")
-    try:
-        record = services.find_record(store=store, number=text)
-    except services.ServiceError:
-        record = None
-    if record is not None:
-        return [queries.summarise(store, record)]
-    try:
-        parse_plate(text)
-    except IdentityError:
-        raise UiError(
-            f"Nenhum auto com o número ou código \"{text}\". Confira o número (ex.: "
-            "DEMO-AB12-000123) ou o código impresso junto ao QR; para buscar por placa, use "
-            "ABC-1234 ou ABC1D23."
-        ) from None
-    found = queries.records_for_plate(store, text)
+def search_records(store: Any, text: str, holder: str = "",
+                   day: dt.date | None = None) -> list[queries.RecordSummary]:
+    """Records matching a number or verification code (one record), or else every record
+    matching all of plate (``text``), permit holder and day (store worker)."""
+    text, holder = text.strip(), holder.strip()
+    if not (text or holder or day):
+        raise UiError(NOTHING_TO_SEARCH)
+    plate = None
+    if text:
+        try:
+            record = services.find_record(store=store, number=text)
+        except services.ServiceError:
+            record = None
+        if record is not None:
+            return [queries.summarise(store, record)]
+        try:
+            parse_plate(text)
+        except IdentityError:
+            raise UiError(
+                f"Nenhum auto com o número ou código \"{text}\". Confira o número (ex.: "
+                "DEMO-AB12-000123) ou o código impresso junto ao QR; para buscar por placa, "
+                "use ABC-1234 ou ABC1D23."
+            ) from None
+        plate = text
+    found = queries.find_records(store, plate=plate, holder=holder or None, day=day)
     if not found:
-        raise UiError(f"Nenhum auto emitido neste dispositivo para a placa {text.upper()}.")
+        criteria = []
+        if plate:
+            criteria.append(f"placa {plate.upper()}")
+        if holder:
+            criteria.append(f"permissionário \"{holder}\"")
+        if day:
+            criteria.append(f"data do fato {date_br(day)}")
+        raise UiError(f"Nenhum registro emitido neste dispositivo com {', '.join(criteria)}. "
+                      "Confira os dados; para o permissionário, use o nome como no cadastro, "
+                      "o CPF/CNPJ ou o código (ex.: H000123).")
     return found
 
 
@@ -125,7 +154,19 @@ class HistoryPage(QWidget):
         self.query.setPlaceholderText("Número do auto, código de verificação ou placa")
         self.query.setAccessibleName("Buscar")
         self.query.returnPressed.connect(self.search)
-        self.search_button = big_button("&Buscar", primary=True)
+        self.holder = QLineEdit()
+        self.holder.setPlaceholderText("Nome, CPF/CNPJ ou código do permissionário")
+        self.holder.setAccessibleName("Permissionário")
+        self.holder.returnPressed.connect(self.search)
+        self.use_day = QCheckBox("Da&ta do fato:")
+        self.day = QDateEdit()
+        self.day.setCalendarPopup(True)
+        self.day.setDisplayFormat("dd/MM/yyyy")
+        self.day.setDate(QDate.currentDate())
+        self.day.setAccessibleName("Data do fato")
+        self.day.setEnabled(False)
+        self.use_day.toggled.connect(self.day.setEnabled)
+        self.search_button = big_button("B&uscar", primary=True)
         self.search_button.clicked.connect(self.search)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -137,12 +178,14 @@ class HistoryPage(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(TOUCH_TARGET_PX)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(COLUMNS.index("Permissionário"),
+                                    QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(COLUMNS.index("Local"), QHeaderView.ResizeMode.Stretch)
         self.table.itemSelectionChanged.connect(self._sync)
         self.table.itemActivated.connect(lambda _i: self.open_selected())
         self.open_button = big_button("&Abrir")
         self.open_button.clicked.connect(self.open_selected)
-        self.reprint_button = big_button("&Reimprimir (2ª via)")
+        self.reprint_button = big_button("R&eimprimir (2ª via)")
         self.reprint_button.clicked.connect(self.reprint_selected)
         self.cancel_button = big_button("Ca&ncelar auto…")
         self.cancel_button.clicked.connect(self.cancel_selected)
@@ -152,11 +195,19 @@ class HistoryPage(QWidget):
         self.details.setMinimumWidth(320)
         self.panel = PrintPanel(ctx)
 
-        search_row = QHBoxLayout()
-        search_row.addWidget(QLabel("Bus&car:"))
-        search_row.itemAt(0).widget().setBuddy(self.query)
-        search_row.addWidget(self.query, 1)
-        search_row.addWidget(self.search_button)
+        query_label = QLabel("Número, código ou &placa:")
+        query_label.setBuddy(self.query)
+        holder_label = QLabel("Per&missionário:")
+        holder_label.setBuddy(self.holder)
+        search_row = QGridLayout()
+        search_row.addWidget(query_label, 0, 0)
+        search_row.addWidget(self.query, 0, 1)
+        search_row.addWidget(self.use_day, 0, 2)
+        search_row.addWidget(self.day, 0, 3)
+        search_row.addWidget(holder_label, 1, 0)
+        search_row.addWidget(self.holder, 1, 1)
+        search_row.addWidget(self.search_button, 1, 2, 1, 2)
+        search_row.setColumnStretch(1, 1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.reprint_button)
@@ -178,6 +229,9 @@ class HistoryPage(QWidget):
         splitter.addWidget(top)
         splitter.addWidget(bottom)
         splitter.setChildrenCollapsible(False)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([420, 420])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
         self._sync()
@@ -185,17 +239,20 @@ class HistoryPage(QWidget):
     # --- search -----------------------------------------------------------------------------------
 
     def search(self) -> None:
-        text = self.query.text()
+        text, holder = self.query.text(), self.holder.text()
+        day = self.day.date().toPython() if self.use_day.isChecked() else None
         self.banner.clear_message()
         self.search_button.setEnabled(False)
 
         def failed(exc: BaseException) -> None:
             self.search_button.setEnabled(True)
             self._show([])
+            self.details.clear()  # the previous record is not what was asked for
+            self.panel.clear()
             self.banner.error(describe_error(exc))
 
-        self.ctx.tasks.run_store(lambda store: search_records(store, text), self._found,
-                                 failed, owner=self)
+        self.ctx.tasks.run_store(lambda store: search_records(store, text, holder, day),
+                                 self._found, failed, owner=self)
 
     def _found(self, results: list[queries.RecordSummary]) -> None:
         self.search_button.setEnabled(True)
@@ -209,9 +266,11 @@ class HistoryPage(QWidget):
         self.table.setRowCount(len(results))
         for row, r in enumerate(results):
             cells = (r.number, r.kind_label, datetime_br(r.created_at), r.plate or "—",
-                     r.place or "—", "CANCELADO" if r.cancelled else "válido")
+                     r.holder or "—", r.place or "—",
+                     "CANCELADO" if r.cancelled else "válido")
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)  # long names and places are elided in the cell
                 if r.cancelled:
                     item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(row, column, item)

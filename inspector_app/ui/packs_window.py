@@ -1,4 +1,7 @@
-"""The window that lists the regulation packs found in ``forms/`` (until the full app exists).
+"""The window that lists the regulation packs found in ``forms/``, with their problems.
+
+Opened from the settings screen ("Configurações" → "Detalhes dos pacotes…"), whose "Sobre"
+section shows the same packs' versions and content hashes.
 
 Caveat: it only shows what it is given; loading packs is ``inspector_app.packs.list_packs``.
 """

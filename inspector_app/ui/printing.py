@@ -5,6 +5,9 @@ window still works when it is missing); the preview (QtPdf) and the printer (QPr
 on the GUI thread. A print is logged only after the printer took it, so a failed print
 loses nothing and counts nothing: the record is sealed and its PDF is on disk.
 
+The layout (A4 or 80 mm) and the printer start at the defaults chosen on the settings
+screen (``ctx.settings``); each new set of documents starts again from those defaults.
+
 Caveat: ``QPdfView`` spins at 100 % CPU in a fit mode unless both scroll-bar policies are
 set explicitly (DESIGN.md §9).
 """
@@ -19,7 +22,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QS
 from PySide6.QtGui import QPageLayout, QPageSize, QPainter
 from PySide6.QtPdf import QPdfDocument
 from PySide6.QtPdfWidgets import QPdfView
-from PySide6.QtPrintSupport import QPrintDialog, QPrinter
+from PySide6.QtPrintSupport import QPrintDialog, QPrinter, QPrinterInfo
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -128,6 +131,15 @@ def log_and_archive(store: Any, session: Any, doc: PreparedDocument,
 def copies_for(kind: str) -> tuple[str, ...]:
     """The copies a kind is printed in: the auto de infração goes to both sides."""
     return ("1", "2") if kind == "auto_infracao" else ("1",)
+
+
+def apply_default_printer(printer: QPrinter, name: str) -> bool:
+    """Point ``printer`` at the printer chosen in the settings when it is installed here;
+    otherwise (or when ``name`` is empty) the system's default stays. True when applied."""
+    if not name or name not in QPrinterInfo.availablePrinterNames():
+        return False
+    printer.setPrinterName(name)
+    return True
 
 
 class PrintChooser:
@@ -249,6 +261,10 @@ class PrintPanel(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         self._entries = []
+        self.layout_combo.blockSignals(True)
+        self.layout_combo.setCurrentIndex(
+            max(0, self.layout_combo.findData(self.ctx.settings.layout)))
+        self.layout_combo.blockSignals(False)
         for record_id, kind, number in records:
             for copy in copies_for(kind):
                 self._entries.append((record_id, kind, number, copy))
@@ -263,6 +279,15 @@ class PrintPanel(QWidget):
             self._prepare(record_id, copy, then)
         else:
             self._set_busy(True)
+
+    def clear(self) -> None:
+        """Show no document (nothing chosen)."""
+        self.show_records([])
+        self.current = None
+        self.document.close()
+        self.status.setText("")
+        self.status.setToolTip("")
+        self.banner.clear_message()
 
     def _chosen(self, row: int) -> None:
         if not 0 <= row < len(self._entries):
@@ -315,6 +340,7 @@ class PrintPanel(QWidget):
             self._prepare(doc.record_id, doc.copy, then=self.print_current)
             return
         printer = QPrinter(QPrinter.PrinterMode.HighResolution)
+        apply_default_printer(printer, self.ctx.settings.printer)
         printer.setDocName(doc.label)
         if self.document.pageCount():
             points = self.document.pagePointSize(0)

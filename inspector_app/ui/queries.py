@@ -37,6 +37,7 @@ class RecordSummary:
     verification_code: str
     cancelled: bool
     refers_to: str | None
+    holder: str = ""  # permit holder's name (records about a registered vehicle)
 
     @property
     def kind_label(self) -> str:
@@ -63,6 +64,7 @@ def _summary(record: SealedRecord, cancelled: set[str]) -> RecordSummary:
         created_at=record.created_at, plate=str(vehicle.get("plate") or ""),
         place=place, verification_code=record.verification_code,
         cancelled=record.id in cancelled, refers_to=env.get("refers_to"),
+        holder=str(vehicle.get("holder_name") or ""),
     )
 
 
@@ -78,11 +80,13 @@ def records_of_today(store: Any) -> list[RecordSummary]:
     return records_since(store, midnight)
 
 
-def records_for_plate(store: Any, plate_text: str) -> list[RecordSummary]:
-    """Every record of a plate (either format), newest first; raises ServiceError."""
+def find_records(store: Any, *, plate: str | None = None, holder: str | None = None,
+                 day: dt.date | None = None) -> list[RecordSummary]:
+    """Records by plate, permit holder (id, name, CPF/CNPJ) and/or day of the fact, all
+    given criteria at once; newest first. Raises ServiceError without any criterion."""
     cancelled = _cancelled_ids(store)
     return [_summary(r, cancelled)
-            for r in services.find_records(store=store, plate=plate_text)]
+            for r in services.find_records(store=store, plate=plate, holder=holder, day=day)]
 
 
 def summarise(store: Any, record: SealedRecord) -> RecordSummary:
@@ -93,3 +97,24 @@ def summarise(store: Any, record: SealedRecord) -> RecordSummary:
 def print_count(store: Any, record_id: str, copy: str) -> int:
     """How many times this copy of the record was printed: the next print's reprint number."""
     return services.print_count(store=store, record_id=record_id, copy=copy)
+
+
+@dataclass(frozen=True)
+class DeviceIdentity:
+    """What the "Sobre" section says about this device and its store."""
+
+    device_id: str | None  # set when the first record is sealed (or by enrolment)
+    device_key_id: str | None  # set when the device key first signs
+    store_path: str
+    data_dir: str
+    enrolled_hq_url: str | None  # HQ this device is enrolled with, None in demo mode
+    registry_source: str | None  # "demo" or "hq"
+
+
+def device_identity(store: Any) -> DeviceIdentity:
+    """Device id, key id and where the store is (reads ``app_meta``; writes nothing)."""
+    return DeviceIdentity(
+        device_id=store.meta("device_id"), device_key_id=store.meta("device_key_id"),
+        store_path=str(store.path), data_dir=str(store.data_dir),
+        enrolled_hq_url=store.meta("hq_url"), registry_source=store.meta("registry_source"),
+    )

@@ -110,7 +110,7 @@ class ResultPage(QWidget):
                                                 "(obrigatória)")
         self.insecurity_apply = big_button("Aplicar &justificativa")
         self.insecurity_apply.clicked.connect(self.apply_insecurity)
-        self.retain_check = QCheckBox("&Reter o veículo")
+        self.retain_check = QCheckBox("R&eter o veículo")
         self.retention_place = QLineEdit()
         self.retention_place.setPlaceholderText("Onde o veículo fica retido (ex.: pátio do "
                                                 "terminal)")

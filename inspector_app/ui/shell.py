@@ -26,12 +26,13 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app.ui import queries
-from inspector_app.ui.context import AppContext, AppSettings
+from inspector_app.ui.context import AppContext, AppSettings, load_settings
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.history import HistoryPage
 from inspector_app.ui.inspection import InspectionWizard
 from inspector_app.ui.login import FirstRunPage, LoginPage
 from inspector_app.ui.retention import RetentionDesk
+from inspector_app.ui.settings import SettingsPage
 from inspector_app.ui.tasks import TaskManager
 from inspector_app.ui.today import TodayPage
 from inspector_app.ui.widgets import (
@@ -90,7 +91,7 @@ class MainArea(QWidget):
 
     NAV = (("today", "Hoje", "Ctrl+1"), ("inspection", "Nova inspeção", "Ctrl+2"),
            ("retention", "Retenções", "Ctrl+3"), ("history", "Histórico", "Ctrl+4"),
-           ("about", "Sobre / pacotes", "Ctrl+5"))
+           ("settings", "Configurações", "Ctrl+5"))
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -98,6 +99,7 @@ class MainArea(QWidget):
         self.today = TodayPage(ctx)
         self.retention = RetentionDesk(ctx)
         self.history = HistoryPage(ctx)
+        self.settings = SettingsPage(ctx)
         self.wizard: InspectionWizard | None = None
         self.wizard_holder = QStackedWidget()
         self.no_wizard = QLabel("Nenhuma inspeção em andamento.")
@@ -107,7 +109,8 @@ class MainArea(QWidget):
 
         self.stack = QStackedWidget()
         self.pages = {"today": self.today, "inspection": self.wizard_holder,
-                      "retention": self.retention, "history": self.history}
+                      "retention": self.retention, "history": self.history,
+                      "settings": self.settings}
         for page in self.pages.values():
             self.stack.addWidget(page)
 
@@ -117,12 +120,11 @@ class MainArea(QWidget):
         for key, label, shortcut in self.NAV:
             button = QPushButton(f"{label}\n{shortcut}")
             button.setMinimumSize(170, TOUCH_TARGET_PX + 16)
-            button.setCheckable(key != "about")
+            button.setCheckable(True)
             button.setToolTip(f"{label} ({shortcut})")
             button.setAccessibleName(label)
             button.clicked.connect(lambda _c=False, k=key: self.go(k))
-            if key != "about":
-                self.nav_group.addButton(button)
+            self.nav_group.addButton(button)
             nav.addWidget(button)
             self.nav_buttons[key] = button
             QShortcut(QKeySequence(shortcut), self).activated.connect(
@@ -131,6 +133,7 @@ class MainArea(QWidget):
 
         self.today.new_inspection_requested.connect(lambda: self.go("inspection"))
         self.today.resume_requested.connect(self.resume_inspection)
+        self.settings.packs_requested.connect(self.show_packs)
         ctx.records_did_change.connect(self.today.refresh)
 
         right = QVBoxLayout()
@@ -152,9 +155,6 @@ class MainArea(QWidget):
         self.go("today")
 
     def go(self, key: str) -> None:
-        if key == "about":
-            self.show_packs()
-            return
         if key == "inspection":
             if not self.ctx.can("start_inspection"):
                 self.banner.error("Seu perfil não inicia inspeções.")
@@ -166,10 +166,16 @@ class MainArea(QWidget):
         self.stack.setCurrentWidget(self.pages[key])
         if key == "today":
             self.today.refresh()
+            today = self.today
+            (today.new_button if today.new_button.isEnabled() else today.refresh_button
+             ).setFocus()
         elif key == "retention":
             self.retention.refresh()
         elif key == "history":
             self.history.query.setFocus()
+        elif key == "settings":
+            self.settings.refresh()
+            self.settings.hq_url.setFocus()
 
     def resume_inspection(self, inspection_id: str) -> None:
         if self.wizard is not None and self.wizard.state.inspection_id == inspection_id:
@@ -222,7 +228,7 @@ class ShellWindow(QMainWindow):
                  idle_lock_ms: int | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tasks = TaskManager(self)
-        self.ctx = AppContext(self.tasks, settings or AppSettings(), data_dir, self)
+        self.ctx = AppContext(self.tasks, settings or load_settings(), data_dir, self)
         self.setWindowTitle(TITLE)
         self.setStyleSheet(STYLE_SHEET)
         font = self.font()
@@ -284,9 +290,8 @@ class ShellWindow(QMainWindow):
                        self.last_sync_label, self.status_user):
             bar.addPermanentWidget(widget)
 
-        minutes = self.ctx.settings.idle_lock_minutes
-        interval = idle_lock_ms if idle_lock_ms is not None else int(minutes * 60_000)
-        self.idle = IdleWatcher(interval, self)
+        self._idle_lock_ms = idle_lock_ms  # tests shorten the lock; settings then leave it
+        self.idle = IdleWatcher(self._idle_interval(), self)
         self.idle.timed_out.connect(lambda: self.lock(IDLE_MESSAGE))
         QShortcut(QKeySequence("Ctrl+L"), self).activated.connect(lambda: self.lock(""))
 
@@ -294,11 +299,18 @@ class ShellWindow(QMainWindow):
         self.login.did_login.connect(self._logged_in)
         self.tasks.task_did_fail.connect(self._task_failed)
         self.ctx.records_did_change.connect(self.refresh_status)
+        self.ctx.settings_did_change.connect(
+            lambda: self.idle.timer.setInterval(self._idle_interval()))
         self.main.today.snapshot_did_load.connect(
             lambda snap: self._set_pending(snap.pending))
         self.resize(1280, 860)
         self.pages.setCurrentWidget(self.loading_page)
         self.tasks.open_store(data_dir, self._store_opened, self._store_failed, owner=self)
+
+    def _idle_interval(self) -> int:
+        if self._idle_lock_ms is not None:
+            return max(1, self._idle_lock_ms)
+        return max(1, int(self.ctx.settings.idle_lock_minutes * 60_000))
 
     # --- start-up ---------------------------------------------------------------------------------
 

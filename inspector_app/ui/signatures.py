@@ -161,7 +161,7 @@ class SignatureBox(QGroupBox):
         self.note = QLineEdit()
         if driver:
             self.signed_radio = QRadioButton("Assina no quadro")
-            self.refused_radio = QRadioButton("&Recusou-se a assinar")
+            self.refused_radio = QRadioButton("R&ecusou-se a assinar")
             self.absent_radio = QRadioButton("Condutor a&usente")
             self.signed_radio.setChecked(True)
             group = QButtonGroup(self)

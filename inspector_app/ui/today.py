@@ -162,9 +162,10 @@ class TodayPage(QWidget):
             if widget is not None:
                 widget.deleteLater()
         for level, text in snapshot.alerts:
-            banner = Banner()
-            banner.show_message(text, level)
+            # Into the layout before it is shown: a parentless widget shown becomes a window.
+            banner = Banner(self)
             self.alerts_box.addWidget(banner)
+            banner.show_message(text, level)
         self.open_table.setRowCount(len(snapshot.open_inspections))
         for row, insp in enumerate(snapshot.open_inspections):
             cells = (datetime_br(insp.started_at), INSPECTION_KIND_LABELS.get(insp.kind, insp.kind),

@@ -196,3 +196,22 @@ def test_record_and_receipt_commit_together_or_not_at_all(hq, device, monkeypatc
     assert held(hq, record.id) is None
     monkeypatch.undo()
     assert device.push_one(record)["status"] == "accepted"
+
+
+def test_a_malformed_push_is_422_naming_the_field_without_echoing_the_payload(hq, device):
+    record = device.record(device.envelope(body={"driver": {"cpf": "16944060167"}}))
+    bad = {**record.model_dump(), "kind": "Auto De Infração", "signature": "\ud800"}
+    with device.client() as client:
+        response = client.post(f"{API_PREFIX}/push", content=json.dumps({"records": [bad]}),
+                               headers={"Content-Type": "application/json"})
+    assert response.status_code == 422
+    fields = {tuple(e["loc"]) for e in response.json()["detail"]}
+    assert ("body", "records", 0, "kind") in fields
+    assert "16944060167" not in response.text and "input" not in response.text
+
+
+def test_a_payload_naming_a_file_by_something_not_a_sha256_is_rejected(hq, device):
+    body = {"signatures": {"agent": {"status": "signed", "png_sha256": "../../etc/passwd"}}}
+    result = device.push_one(device.record(device.envelope(body=body)))
+    assert result["status"] == "rejected"
+    assert result["reason"].startswith("invalid_payload:")

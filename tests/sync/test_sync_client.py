@@ -74,6 +74,21 @@ def test_enrolment_with_hq_unreachable_says_so(make_store):
     assert "Não foi possível falar com a sede" in caught.value.message_pt
 
 
+def test_an_enrolment_whose_answer_was_lost_succeeds_when_repeated_with_the_same_code(
+        hq, make_store):
+    store, code = make_store(), hq.enrol_code()
+    lost = FaultTransport(lose=lambda request, n: request.url.path.endswith("/enrol"))
+    with pytest.raises(sync.SyncError) as caught:
+        sync.enrol(store, hq_url=hq.url, code=code, transport=lost)
+    assert "mesmo código" in caught.value.message_pt
+    assert store.meta(sync.META_TOKEN) is None
+    first_id = hq.scalar("SELECT id FROM devices")
+    result = sync.enrol(store, hq_url=hq.url, code=code)
+    assert result.device_id == first_id and hq.scalar("SELECT COUNT(*) FROM devices") == 1
+    void_numbers(store, 1)
+    assert sync.sync_once(store).accepted == 1
+
+
 def test_sync_before_enrolment_is_refused(make_store):
     with pytest.raises(sync.SyncError) as caught:
         sync.sync_once(make_store())

@@ -64,6 +64,16 @@ def data_dir(demo_facts: DemoFacts, tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture(autouse=True)
+def settings_file(tmp_path: Path) -> Path:
+    """Device settings go to a temporary INI file, never to the user's configuration."""
+    from PySide6.QtCore import QSettings
+
+    folder = tmp_path / "qsettings"
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    return folder
+
+
 @pytest.fixture
 def make_shell(qtbot):
     """Build a ``ShellWindow`` on a data folder; fails the test on any unexpected error."""

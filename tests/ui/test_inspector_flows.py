@@ -20,6 +20,7 @@ from uikit import (
 from inspector_app.store.verify import verify_store
 from inspector_app.ui import checklist, dialogs, printing
 from inspector_app.ui.context import AppSettings
+from inspector_app.ui.history import STATUS_COLUMN
 from inspector_app.ui.login import ENROL_TOOLTIP
 from inspector_app.ui.shell import DEMO_LABEL, IDLE_MESSAGE
 
@@ -458,7 +459,7 @@ def test_only_the_supervisor_cancels_an_auto_with_a_reason(qtbot, make_shell, da
     wait_idle(qtbot, shell)
 
     assert "cancelado pelo registro" in history.banner.text()
-    assert history.table.item(0, 5).text() == "CANCELADO"
+    assert history.table.item(0, STATUS_COLUMN).text() == "CANCELADO"
     assert not history.cancel_button.isEnabled()
     cancel = records(qtbot, shell)[-1]
     assert cancel[0] == "cancelamento"
@@ -572,7 +573,9 @@ def test_every_control_of_the_first_wizard_step_is_a_large_touch_target(qtbot, m
 def test_sobre_opens_the_packs_screen_loaded_off_the_gui_thread(qtbot, make_shell, data_dir):
     shell = make_shell(data_dir)
     login(qtbot, shell, "1003")
-    click(qtbot, shell.main.nav_buttons["about"])
+    click(qtbot, shell.main.nav_buttons["settings"])
+    wait_idle(qtbot, shell)
+    click(qtbot, shell.main.settings.packs_button)
     wait_idle(qtbot, shell)
     window = shell.main.packs_window
     assert window is not None and window.isVisible()
