@@ -19,6 +19,7 @@ from typing import Any
 from inspector_app.calendars import calendar_around
 from inspector_app.domain.case import Case, CaseError, parse_case
 from inspector_app.domain.deadlines import add_months
+from inspector_app.domain.documents import RECORD_KIND_LABELS
 from inspector_app.domain.engine import Outcome, evaluate
 from inspector_app.domain.identity import IdentityError, parse_plate
 from inspector_app.domain.pack import LOCATION_TYPES, Pack
@@ -37,16 +38,7 @@ from inspector_app.store.sealing import (
 
 MIN_REASON = 10
 BRASILIA = dt.timezone(dt.timedelta(hours=-3), "UTC-03:00")
-KIND_LABELS = {
-    "auto_vistoria": "auto de vistoria",
-    "auto_infracao": "auto de infração",
-    "termo_retencao": "termo de retenção",
-    "termo_liberacao": "termo de liberação",
-    "termo_compromisso": "termo de compromisso",
-    "cancelamento": "cancelamento",
-    "retificacao": "retificação",
-    "numero_anulado": "número anulado",
-}
+KIND_LABELS = {kind: label.lower() for kind, label in RECORD_KIND_LABELS.items()}
 
 
 class ServiceError(ValueError):

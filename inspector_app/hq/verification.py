@@ -15,19 +15,11 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from inspector_app.domain.documents import RECORD_KIND_LABELS
 from inspector_app.hq.tables import records
 from inspector_app.sync.protocol import VerifyResult, display_number
 
-KIND_LABELS = {
-    "auto_infracao": "Auto de infração",
-    "auto_vistoria": "Auto de vistoria",
-    "termo_retencao": "Termo de retenção",
-    "termo_liberacao": "Termo de liberação",
-    "termo_compromisso": "Termo de compromisso",
-    "cancelamento": "Cancelamento",
-    "retificacao": "Retificação",
-    "numero_anulado": "Número anulado",
-}
+KIND_LABELS = RECORD_KIND_LABELS
 
 
 def normalize_verify_code(text: str) -> str:

@@ -8,11 +8,8 @@ error, never replaced, because every PDF the device signed names that certificat
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
-import os
-import uuid
 from pathlib import Path
 
 from cryptography import x509
@@ -23,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from .keys import DeviceKey, _fsync_folder, _publish_without_overwriting
+from .keys import DeviceKey, write_new_file
 
 DEMO_UNIT = "DEMONSTRAÇÃO"
 CERTIFICATE_FILE_MODE = 0o644
@@ -142,7 +139,7 @@ def load_or_create_device_certificate(
         key, device_id=device_id, organ=organ, demo=demo, valid_days=valid_days, now=now
     )
     pem = x509.load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM)
-    if _write_new_file(path, pem):
+    if write_new_file(path, pem, mode=CERTIFICATE_FILE_MODE):
         return der
     # Another process wrote a certificate between our look and our write: use (check) it.
     return _load_certificate_for(path, key)
@@ -190,23 +187,3 @@ def _serial_number(key: DeviceKey, device_id: str, issued_at: dt.datetime) -> in
     return int.from_bytes(hashlib.sha256(seed).digest()[:20], "big") >> 1 or 1
 
 
-def _write_new_file(path: Path, content: bytes) -> bool:
-    """Write ``content`` to ``path`` atomically; False if ``path`` appeared meanwhile."""
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / f".{path.name}.{uuid.uuid4().hex}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, CERTIFICATE_FILE_MODE)
-    try:
-        try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        created = _publish_without_overwriting(temporary, path)
-        _fsync_folder(folder)
-        return created
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()

@@ -130,7 +130,7 @@ def load_or_create_device_key(path: Path) -> DeviceKey:
     except FileNotFoundError:
         pass
     key = DeviceKey.generate()
-    if _write_new_key_file(path, key.private_key_pem()):
+    if write_new_file(path, key.private_key_pem(), mode=KEY_FILE_MODE):
         return key
     # Another process created the file between our look and our write: use its key.
     return _load_device_key(path)
@@ -175,18 +175,22 @@ def _load_device_key(path: Path) -> DeviceKey:
     return DeviceKey(private_key)
 
 
-def _write_new_key_file(path: Path, pem: bytes) -> bool:
-    """Write ``pem`` to ``path`` atomically; False if ``path`` appeared meanwhile."""
+def write_new_file(path: Path, content: bytes, *, mode: int) -> bool:
+    """Write ``content`` to ``path`` atomically with ``mode``; False if ``path`` existed.
+
+    Temp file created with ``mode`` from the start, fsync, published with a hard link (never
+    overwriting a file another process created meanwhile), folder fsynced.
+    """
     folder = path.parent
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     temporary = folder / f".{path.name}.{uuid.uuid4().hex}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(temporary, flags, KEY_FILE_MODE)
+    fd = os.open(temporary, flags, mode)
     try:
         try:
             if _CHECK_MODE:
-                os.fchmod(fd, KEY_FILE_MODE)  # the umask could only narrow it; be exact
-            view = memoryview(pem)
+                os.fchmod(fd, mode)  # the umask could only narrow it; be exact
+            view = memoryview(content)
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)

@@ -10,18 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector_app import services
+from inspector_app.domain.documents import RECORD_KIND_LABELS
 from inspector_app.store.sealing import SealedRecord
 
-KIND_LABELS = {
-    "auto_infracao": "Auto de infração",
-    "auto_vistoria": "Auto de vistoria",
-    "termo_retencao": "Termo de retenção",
-    "termo_liberacao": "Termo de liberação",
-    "termo_compromisso": "Termo de compromisso",
-    "cancelamento": "Cancelamento",
-    "retificacao": "Retificação",
-    "numero_anulado": "Número anulado",
-}
+KIND_LABELS = RECORD_KIND_LABELS
 
 
 @dataclass(frozen=True)
