@@ -32,6 +32,14 @@ from inspector_app.domain.identity import (
     normalize_renavam,
     parse_plate,
 )
+from inspector_app.domain.rowfields import FieldError as _FieldError
+from inspector_app.domain.rowfields import choice as _choice
+from inspector_app.domain.rowfields import flag as _bool
+from inspector_app.domain.rowfields import identity as _identity
+from inspector_app.domain.rowfields import integer as _int
+from inspector_app.domain.rowfields import iso_date as _date
+from inspector_app.domain.rowfields import required as _required
+from inspector_app.domain.rowfields import text as _text
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.reference import current_row, delete_row, live_rows, upsert_row
 from inspector_app.sync.protocol import REFERENCE_KEYS
@@ -44,9 +52,6 @@ PERMIT_STATUSES = {"active": "ativa", "suspended": "suspensa", "revoked": "cassa
 INSPECTOR_ROLES = frozenset({"inspector", "retention_desk", "supervisor"})
 _HISTORY_STATUSES = frozenset({"upheld", "pending", "cancelled"})
 _CNH_CATEGORIES = frozenset({"A", "B", "C", "D", "E", "AB", "AC", "AD", "AE"})
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_TRUE = frozenset({"1", "true", "t", "sim", "s", "yes", "y"})
-_FALSE = frozenset({"0", "false", "f", "não", "nao", "n", "no"})
 ARGON2ID_PREFIX = "$argon2id$"
 
 # Columns of each table's rows as devices store them (``updated_at`` is added by HQ).
@@ -118,88 +123,7 @@ class ImportReport:
         return out
 
 
-class _FieldError(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
 # --- field readers ----------------------------------------------------------------------------
-
-
-def _text(row: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
-    value = row.get(name)
-    if isinstance(value, (bool, dict, list)):
-        raise _FieldError(name, "esperado texto.")
-    if isinstance(value, (int, float)):
-        value = str(value)
-    if isinstance(value, str):
-        value = value.strip()
-    if value is None or value == "":
-        if required:
-            raise _FieldError(name, "campo obrigatório não informado.")
-        return None
-    return str(value)
-
-
-def _required(row: Mapping[str, Any], name: str) -> str:
-    value = _text(row, name, required=True)
-    assert value is not None
-    return value
-
-
-def _int(row: Mapping[str, Any], name: str, lo: int, hi: int) -> int | None:
-    value = row.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _FieldError(name, f"esperado número inteiro, recebido {value!r}.")
-    if not lo <= value <= hi:
-        raise _FieldError(name, f"valor {value} fora do intervalo {lo}–{hi}.")
-    return value
-
-
-def _date(row: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
-    text = _text(row, name, required=required)
-    if text is None:
-        return None
-    if not _ISO_DATE.fullmatch(text):
-        raise _FieldError(name, f"data inválida {text!r}: use o formato AAAA-MM-DD.")
-    try:
-        dt.date.fromisoformat(text)
-    except ValueError:
-        raise _FieldError(name, f"data inexistente {text!r}.") from None
-    return text
-
-
-def _bool(row: Mapping[str, Any], name: str, default: int) -> int:
-    value = row.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return default
-    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
-        return int(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return 1 if value.strip().lower() in _TRUE else 0
-    raise _FieldError(name, f"esperado sim/não (1/0), recebido {value!r}.")
-
-
-def _choice(row: Mapping[str, Any], name: str, allowed: frozenset[str]) -> str:
-    value = _required(row, name)
-    if value not in allowed:
-        raise _FieldError(name, f"valor {value!r} não permitido; use {', '.join(sorted(allowed))}.")
-    return value
-
-
-def _identity(name: str, fn: Callable[[str], str], value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return fn(value)
-    except IdentityError as exc:
-        raise _FieldError(name, exc.message) from None
 
 
 # --- row validators ---------------------------------------------------------------------------

@@ -47,6 +47,14 @@ from inspector_app.domain.identity import (
     normalize_renavam,
     parse_plate,
 )
+from inspector_app.domain.rowfields import FieldError as _FieldError
+from inspector_app.domain.rowfields import choice as _choice
+from inspector_app.domain.rowfields import flag as _bool
+from inspector_app.domain.rowfields import identity as _identity
+from inspector_app.domain.rowfields import integer as _int
+from inspector_app.domain.rowfields import iso_date as _date
+from inspector_app.domain.rowfields import required as _required
+from inspector_app.domain.rowfields import text as _text
 from inspector_app.packs import PackError, get_pack, pack_dirs
 from inspector_app.security.passwords import ARGON2ID_PREFIX
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
@@ -113,13 +121,6 @@ class ImportReport:
         return out
 
 
-class _FieldError(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
 # --------------------------------------------------------------------------------------------
 # Table specifications
 
@@ -184,105 +185,14 @@ _SPECS: dict[str, _Spec] = {
     ),
 }
 
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CNH_CATEGORIES = frozenset({"A", "B", "C", "D", "E", "AB", "AC", "AD", "AE"})
 _INSPECTOR_ROLES = frozenset({"inspector", "retention_desk", "supervisor"})
 _HISTORY_STATUSES = frozenset({"upheld", "pending", "cancelled"})
 _PERMIT_ALIASES = {**{k: k for k in PERMIT_STATUSES}, **{v: k for k, v in PERMIT_STATUSES.items()}}
-_TRUE = frozenset({"1", "true", "t", "sim", "s", "yes", "y"})
-_FALSE = frozenset({"0", "false", "f", "não", "nao", "n", "no"})
 
 
 # --------------------------------------------------------------------------------------------
 # Field readers: each returns the clean value or raises _FieldError
-
-
-def _text(row: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
-    value = row.get(name)
-    if isinstance(value, (bool, dict, list)):
-        raise _FieldError(name, f"esperado texto, recebido {value!r}.")
-    if isinstance(value, (int, float)):
-        value = str(value)
-    if isinstance(value, str):
-        value = value.strip()
-    if value is None or value == "":
-        if required:
-            raise _FieldError(name, "campo obrigatório não informado.")
-        return None
-    return str(value)
-
-
-def _required(row: Mapping[str, Any], name: str) -> str:
-    value = _text(row, name, required=True)
-    assert value is not None
-    return value
-
-
-def _int(row: Mapping[str, Any], name: str, lo: int, hi: int) -> int | None:
-    value = row.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise _FieldError(name, f"esperado número inteiro, recebido {value!r}.")
-    if isinstance(value, str):
-        text = value.strip()
-        if not re.fullmatch(r"[+-]?\d+", text):
-            raise _FieldError(name, f"esperado número inteiro, recebido {value!r}.")
-        value = int(text)
-    if not isinstance(value, int):
-        raise _FieldError(name, f"esperado número inteiro, recebido {value!r}.")
-    if not lo <= value <= hi:
-        raise _FieldError(name, f"valor {value} fora do intervalo {lo}–{hi}.")
-    return value
-
-
-def _date(row: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
-    text = _text(row, name, required=required)
-    if text is None:
-        return None
-    if not _ISO_DATE.fullmatch(text):
-        raise _FieldError(name, f"data inválida {text!r}: use o formato AAAA-MM-DD.")
-    try:
-        parsed = dt.date.fromisoformat(text)
-    except ValueError:
-        raise _FieldError(name, f"data inexistente {text!r}.") from None
-    if not 1900 <= parsed.year <= 2100:
-        raise _FieldError(name, f"ano fora do intervalo 1900–2100: {text!r}.")
-    return text
-
-
-def _bool(row: Mapping[str, Any], name: str, default: int) -> int:
-    value = row.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return default
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int) and value in (0, 1):
-        return value
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in _TRUE:
-            return 1
-        if lowered in _FALSE:
-            return 0
-    raise _FieldError(name, f"esperado sim/não (1/0), recebido {value!r}.")
-
-
-def _choice(row: Mapping[str, Any], name: str, allowed: Iterable[str]) -> str:
-    value = _required(row, name)
-    options = sorted(allowed)
-    if value not in options:
-        raise _FieldError(name, f"valor {value!r} não permitido; use {', '.join(options)}.")
-    return value
-
-
-def _identity(name: str, fn: Callable[[str], str], value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return fn(value)
-    except IdentityError as exc:
-        raise _FieldError(name, exc.message) from None
 
 
 # --------------------------------------------------------------------------------------------
