@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from inspector_app.calendars import calendar_around
 from inspector_app.domain.case import Case, CaseError, parse_case
@@ -905,8 +905,9 @@ def render_record(
         raise ServiceError("copy", "Via inválida (1ª ou 2ª).")
     k = next_reprint_number(store, record.id, copy) if reprint_number is None else reprint_number
     demo = (record.series or "").startswith("DEMO-")
-    pdf = render_document(record, blob_dir=store.blob_dir, layout=layout,  # type: ignore[arg-type]
-                          copy=copy, reprint_number=k, demo=demo)  # type: ignore[arg-type]
+    pdf = render_document(record, blob_dir=store.blob_dir,
+                          layout=cast(Literal["a4", "80mm"], layout),
+                          copy=cast(Literal["1", "2"], copy), reprint_number=k, demo=demo)
     if sign:
         key = device_key(store)
         pack = record.envelope.get("body", {}).get("pack") or {}

@@ -359,19 +359,14 @@ class _Collected:
 
 
 def _is_night(ctx: _Context) -> bool:
+    """The ``night`` fact when given, else the pack's night hours (JF lighting withdrawal)."""
     night = ctx.case.fact("night")
     if isinstance(night, bool):
         return night
-    start = (
-        ctx.int_param("withdrawal.night_start_hour")
-        if ("withdrawal.night_start_hour" in ctx.pack.parameters)
-        else None
-    )
-    end = (
-        ctx.int_param("withdrawal.night_end_hour")
-        if ("withdrawal.night_end_hour" in ctx.pack.parameters)
-        else None
-    )
+    names = ("withdrawal.night_start_hour", "withdrawal.night_end_hour")
+    if not all(name in ctx.pack.parameters for name in names):
+        return False
+    start, end = (ctx.int_param(name) for name in names)
     if start is None or end is None:
         return False
     hour = ctx.case.occurred_at.hour
