@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # First Python 3.11+ found; override with `make PYTHON=/path/to/python3.12 venv`.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 
-.PHONY: venv run test test-slow lint bench clean distclean
+.PHONY: venv run test test-slow lint bench screenshots bundle clean distclean
 
 venv: $(STAMP)
 
@@ -39,6 +39,17 @@ lint: venv
 
 bench: venv
 	$(BIN)/python -m benchmarks
+
+# The user guide's screenshots (docs/screenshots/), from the real windows on a temporary demo store.
+screenshots: venv
+	QT_QPA_PLATFORM=offscreen $(BIN)/python tools/screenshots.py docs/screenshots
+
+# One-folder desktop bundle in dist/inspector/ (PyInstaller), then its smoke test.
+bundle: venv
+	@$(BIN)/python -c 'import PyInstaller' 2>/dev/null || $(BIN)/python -m pip install --quiet --disable-pip-version-check pyinstaller
+	$(BIN)/python -m PyInstaller --noconfirm --clean --log-level WARN \
+		--distpath dist --workpath build/pyinstaller build_spec/inspector.spec
+	bash build_spec/smoke.sh dist/inspector/inspector
 
 clean:
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache

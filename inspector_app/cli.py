@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,9 @@ def _print_json(data: object) -> None:
 def _cmd_gui(args: argparse.Namespace) -> int:
     from inspector_app.ui.app import run  # the only place the CLI reaches Qt
 
+    if args.data_dir:
+        # The window opens its store on a worker through default_data_dir().
+        os.environ["INSPECTOR_DATA_DIR"] = str(Path(args.data_dir).resolve())
     return run([])
 
 

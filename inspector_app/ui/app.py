@@ -14,6 +14,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 NO_DISPLAY_MESSAGE = (
     "No display found: set DISPLAY (e.g. run under xvfb-run) or QT_QPA_PLATFORM=offscreen."
@@ -66,6 +67,27 @@ def missing_xcb_libraries(plugin: Path) -> list[str]:
     return missing
 
 
+def install_pt_br(app: Any) -> Any:
+    """Brazilian number and date formats, and Qt's own texts (standard buttons, context
+    menus) in Portuguese from ``qtbase_pt_BR.qm``; returns the installed ``QTranslator``, or
+    None when Qt ships no such file.
+
+    Caveat: the translations folder is Qt's (``QLibraryInfo``), inside PySide6 from source and
+    inside the bundle's ``_internal/PySide6`` from PyInstaller.
+    """
+    from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
+
+    QLocale.setDefault(QLocale(QLocale.Language.Portuguese, QLocale.Country.Brazil))
+    translator = QTranslator(app)
+    loaded = translator.load(
+        QLocale(), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+    )
+    if not loaded:
+        return None
+    app.installTranslator(translator)
+    return translator
+
+
 def run(argv: list[str] | None = None) -> int:
     """Open the main window and run the event loop; the exit status is the return value."""
     if not has_display():
@@ -85,7 +107,6 @@ def run(argv: list[str] | None = None) -> int:
             )
             return 2
 
-    from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
     from PySide6.QtWidgets import QApplication
 
     from inspector_app.store import default_data_dir
@@ -95,13 +116,7 @@ def run(argv: list[str] | None = None) -> int:
     args = list(sys.argv if argv is None else ["inspector", *argv])
     app = QApplication.instance() or QApplication(args)
     app.setApplicationName("Fiscalização")
-    QLocale.setDefault(QLocale(QLocale.Language.Portuguese, QLocale.Country.Brazil))
-    # Qt's own texts (context menus, standard buttons) in Portuguese when Qt ships them.
-    translator = QTranslator(app)
-    if translator.load(
-        QLocale(), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
-    ):
-        app.installTranslator(translator)
+    install_pt_br(app)
     font = QApplication.font()
     font.setPointSize(BASE_POINT_SIZE)
     QApplication.setFont(font)
