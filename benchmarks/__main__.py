@@ -1,7 +1,7 @@
 """Run every benchmark and print one table (medians over repeated runs, one process).
 
 ``python -m benchmarks [name ...]`` runs only the named suites (see SUITES:
-rules, store_seal, store_lookup, store_history, media, documents, pades, crash).
+rules, store_seal, store_lookup, store_history, media, documents, pades, sync, crash).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import platform
 import sys
 
 SUITES = (
-    "rules", "store_seal", "store_lookup", "store_history", "media", "documents", "pades", "crash"
+    "rules", "store_seal", "store_lookup", "store_history", "media", "documents", "pades", "sync",
+    "crash",
 )
 
 

@@ -6,9 +6,12 @@ start, so two servers never race to change the schema.
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from inspector_app import __version__
 from inspector_app.hq.api.deps import HQState
@@ -18,6 +21,8 @@ from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine
 from inspector_app.hq.core.security import FailureLimiter
 from inspector_app.sync.protocol import API_PREFIX
+
+log = logging.getLogger("inspector_app.hq")
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -41,7 +46,31 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api_router)
     app.include_router(page_router)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(OperationalError, _database_unavailable)
     return app
+
+
+def _unavailable(exc: Exception) -> bool:
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    orig = getattr(exc, "orig", None)
+    if type(orig).__module__.startswith("psycopg"):
+        return True  # psycopg's OperationalError: connection lost, server shutting down
+    text = str(orig).lower()
+    return any(s in text for s in ("locked", "busy", "unable to open", "disk i/o"))
+
+
+async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """503 while the database is unreachable (restart, network, SQLite busy or locked):
+    devices treat it as "HQ offline" and retry; nothing was committed. Logged without SQL
+    parameters. Any other OperationalError (a missing table: a bug) stays a 500."""
+    if not _unavailable(exc):
+        raise exc
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path,
+                type(getattr(exc, "orig", exc)).__name__)
+    return JSONResponse(status_code=503,
+                        content={"detail": "Banco de dados da sede indisponível; tente de novo."},
+                        headers={"Retry-After": "5"})
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

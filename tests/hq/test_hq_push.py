@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import httpx
 import pytest
 from hqkit import SimDevice
 from sqlalchemy import Column, MetaData, String, Table, text
@@ -215,3 +216,25 @@ def test_a_payload_naming_a_file_by_something_not_a_sha256_is_rejected(hq, devic
     result = device.push_one(device.record(device.envelope(body=body)))
     assert result["status"] == "rejected"
     assert result["reason"].startswith("invalid_payload:")
+
+
+def test_an_unreachable_database_is_a_503_the_device_retries_not_a_500(tmp_path):
+    import asyncio
+
+    from inspector_app.hq.core.config import Settings
+    from inspector_app.hq.main import create_app
+
+    app = create_app(Settings(database_url="postgresql+psycopg://postgres@127.0.0.1:1/none",
+                              blob_dir=tmp_path / "blobs"))
+
+    async def ask():
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://hq") as client:
+            return (await client.post("/api/v1/push", json={"records": []},
+                                      headers={"Authorization": "Bearer x"}),
+                    await client.get("/api/v1/health"))
+
+    push, health = asyncio.run(ask())
+    assert push.status_code == 503 and push.headers["Retry-After"] == "5"
+    assert "indisponível" in push.json()["detail"]
+    assert health.status_code == 503 and health.json()["status"] == "degraded"

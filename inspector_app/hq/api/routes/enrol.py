@@ -17,7 +17,8 @@ router = APIRouter(tags=["enrolment"])
     "/enrol",
     response_model=EnrolResponse,
     responses={
-        400: {"model": ErrorBody, "description": "code unknown, expired or already used"},
+        400: {"model": ErrorBody,
+              "description": "code unknown, expired or already used; or a body not JSON"},
         409: {"model": ErrorBody, "description": "this public key is already enrolled"},
         429: {"model": ErrorBody, "description": "too many failed attempts from this address"},
     },

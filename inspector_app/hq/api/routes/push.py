@@ -19,6 +19,7 @@ log = logging.getLogger("inspector_app.hq.push")
     "/push",
     response_model=PushResponse,
     responses={
+        400: {"model": ErrorBody, "description": "the body is not JSON (not even UTF-8)"},
         401: {"model": ErrorBody, "description": "missing or unknown device token"},
         403: {"model": ErrorBody, "description": "device revoked"},
     },

@@ -30,7 +30,12 @@ def get_verify_json(code: CodePath, state: StateDep) -> VerifyResult | JSONRespo
     return result
 
 
-@page_router.get("/verify/{code}", response_class=HTMLResponse)
+@page_router.get(
+    "/verify/{code}",
+    response_class=HTMLResponse,
+    responses={404: {"description": "no authentic record with this code (an HTML page)",
+                     "content": {"text/html": {"schema": {"type": "string"}}}}},
+)
 def get_verify_page(code: CodePath, state: StateDep) -> HTMLResponse:
     result = verify_code(state.engine, code)
     return HTMLResponse(render_page(result), status_code=200 if result.authentic else 404)

@@ -1,0 +1,234 @@
+"""Sync benchmarks (issue 5), each against a real uvicorn on loopback:
+
+* push: one device store with 1,000 sealed records naming 4,000 photos (16 KiB of random
+  bytes each, 64 MiB in all: small photos keep ``make bench`` short), pushed by
+  ``sync_once`` (HEAD + PUT per photo, batches of 100) to an HQ on SQLite; compared with a
+  raw HTTP upload of the same bytes (one keep-alive client PUTting every photo and POSTing
+  every payload to a server that only reads the body). Aim: raw time / sync time ≥ 0.5.
+* ingest: 20 simulated devices pushing concurrently (batches of 20 signed records) to an HQ
+  on PostgreSQL at 127.0.0.1:5432 (a fresh database, dropped after); records/s and the p99
+  latency of a push request. Aim: ≥ 300 records/s, p99 ≤ 500 ms. Skipped (one row saying
+  so) when PostgreSQL is unreachable.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import shutil
+import socket
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI, Request, Response
+
+from inspector_app.hq.core.config import Settings
+from inspector_app.hq.core.db import make_engine, upgrade
+from inspector_app.hq.devices import create_enrolment_code
+from inspector_app.hq.main import create_app
+from inspector_app.security.keys import DeviceKey
+from inspector_app.security.records import canonical_json, sha256_hex
+from inspector_app.store.db import open_store
+from inspector_app.store.sealing import RecordDraft, seal_records
+from inspector_app.sync import client as sync
+from inspector_app.sync.protocol import API_PREFIX, verification_code_for
+
+RECORDS, PHOTOS_PER_RECORD, PHOTO_BYTES = 1_000, 4, 16 * 1024
+DEVICES, PER_DEVICE, BATCH = 20, 200, 20
+PG_ADMIN = os.environ.get("HQ_TEST_PG_ADMIN", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _serve(app: Any) -> Iterator[str]:
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("benchmark server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def _sink() -> FastAPI:
+    app = FastAPI()
+
+    @app.api_route("/sink/{name}", methods=["PUT", "POST"])
+    async def sink(name: str, request: Request) -> Response:
+        await request.body()
+        return Response(status_code=204)
+
+    return app
+
+
+def _row(name: str, ms: float, p95: float, vs: str) -> dict[str, object]:
+    return {"name": name, "median_ms": ms, "p95_ms": p95, "vs": vs}
+
+
+def bench_push(folder: Path) -> list[dict[str, object]]:
+    settings = Settings(database_url=f"sqlite:///{folder / 'hq.db'}", blob_dir=folder / "hq")
+    engine = make_engine(settings.database_url)
+    upgrade(engine)
+    store = open_store(folder / "device")
+    rng = random.Random(5)
+    photos: list[bytes] = []
+    try:
+        with _serve(create_app(settings)) as url:
+            sync.enrol(store, hq_url=url,
+                       code=create_enrolment_code(engine, series="AI", range_size=RECORDS + 10))
+            drafts = []
+            for _ in range(RECORDS):
+                names = []
+                for _ in range(PHOTOS_PER_RECORD):
+                    data = rng.randbytes(PHOTO_BYTES)
+                    sha = sha256_hex(data)
+                    (store.blob_dir / sha[:2]).mkdir(parents=True, exist_ok=True)
+                    (store.blob_dir / sha[:2] / f"{sha}.jpg").write_bytes(data)
+                    photos.append(data)
+                    names.append({"item_id": None, "original_sha256": sha, "name": "f.jpg"})
+                drafts.append(RecordDraft("numero_anulado", {
+                    "reason": "talão danificado", "photos": names,
+                    "agent": {"matricula": "1004", "name": "Luíza Helena Magalhães"}}))
+            for start in range(0, RECORDS, 100):
+                seal_records(store, drafts[start:start + 100])
+            payloads = [str(r[0]) for r in store.conn.execute("SELECT payload FROM records")]
+            t0 = time.perf_counter()
+            summary = sync.sync_once(store)
+            sync_ms = (time.perf_counter() - t0) * 1000
+            if not summary.ok or summary.accepted != RECORDS:
+                raise RuntimeError(f"push benchmark did not deliver: {summary.as_json()}")
+        with _serve(_sink()) as sink, httpx.Client(base_url=sink) as client:
+            t0 = time.perf_counter()
+            for i, data in enumerate(photos):
+                client.put(f"/sink/p{i}", content=data)
+            for i in range(0, RECORDS, 100):
+                client.post(f"/sink/b{i}", json={"records": payloads[i:i + 100]})
+            raw_ms = (time.perf_counter() - t0) * 1000
+    finally:
+        store.close()
+        engine.dispose()
+    mib = len(photos) * PHOTO_BYTES / 2**20
+    ratio = raw_ms / sync_ms
+    return [
+        _row(f"sync: push {RECORDS} records + {len(photos)} photos ({mib:.0f} MiB), SQLite HQ",
+             sync_ms, sync_ms,
+             f"{RECORDS / sync_ms * 1000:.0f} records/s; {ratio:.2f}× raw speed (aim ≥ 0.5×)"),
+        _row("baseline: raw HTTP upload of the same bytes (keep-alive, no checks)",
+             raw_ms, raw_ms, f"{mib / raw_ms * 1000:.0f} MiB/s"),
+    ]
+
+
+class _Device:
+    def __init__(self, url: str, engine: Any) -> None:
+        self.key = DeviceKey.generate()
+        code = create_enrolment_code(engine, series="AI", range_size=PER_DEVICE + 10)
+        response = httpx.post(f"{url}{API_PREFIX}/enrol", json={
+            "code": code, "public_key": self.key.public_key_b64(), "device_name": "bench"})
+        body = response.json()
+        self.device_id, self.token = str(body["device_id"]), str(body["token"])
+        self.series, self.number = body["number_range"]["series"], body["number_range"]["first"]
+
+    def record(self) -> dict[str, Any]:
+        rid = str(uuid.uuid4())
+        envelope = {
+            "envelope_version": 1, "id": rid, "kind": "numero_anulado", "series": self.series,
+            "number": self.number, "created_at": "2026-04-14T13:05:00.000000+00:00",
+            "device_id": self.device_id, "key_id": self.key.device_key_id,
+            "inspection_id": None, "refers_to": None, "plate_key": None, "holder_id": None,
+            "occurred_on": "2026-04-14", "verification_code": verification_code_for(rid),
+            "body": {"reason": "talão danificado", "agent": {"matricula": "1004"}},
+        }
+        self.number += 1
+        payload = canonical_json(envelope)
+        return {"id": rid, "kind": "numero_anulado", "series": self.series,
+                "number": envelope["number"], "created_at": envelope["created_at"],
+                "payload": payload.decode(), "sha256": sha256_hex(payload),
+                "signature": base64.b64encode(self.key.sign(payload)).decode(), "blobs": []}
+
+
+def bench_ingest(folder: Path) -> list[dict[str, object]]:
+    import psycopg
+
+    name = f"bench_sync_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    try:
+        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3)
+    except psycopg.Error as exc:
+        return [_row(f"sync: HQ ingest, {DEVICES} devices on PostgreSQL: SKIPPED ({exc})",
+                     0.0, 0.0, "")]
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    settings = Settings(database_url=f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}",
+                        blob_dir=folder / "pg-blobs")
+    engine = make_engine(settings.database_url)
+    try:
+        upgrade(engine)
+        with _serve(create_app(settings)) as url:
+            devices = [_Device(url, engine) for _ in range(DEVICES)]
+            batches = [[[d.record() for _ in range(BATCH)] for _ in range(PER_DEVICE // BATCH)]
+                       for d in devices]
+            latencies: list[float] = []
+            lock = threading.Lock()
+
+            def push(index: int) -> int:
+                device, accepted = devices[index], 0
+                with httpx.Client(base_url=url, timeout=60,
+                                  headers={"Authorization": f"Bearer {device.token}"}) as client:
+                    for batch in batches[index]:
+                        t0 = time.perf_counter()
+                        response = client.post(f"{API_PREFIX}/push", json={"records": batch})
+                        elapsed = (time.perf_counter() - t0) * 1000
+                        with lock:
+                            latencies.append(elapsed)
+                        accepted += sum(r["status"] == "accepted"
+                                        for r in response.json()["results"])
+                return accepted
+
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(DEVICES) as pool:
+                accepted = sum(pool.map(push, range(DEVICES)))
+            total_s = time.perf_counter() - t0
+    finally:
+        engine.dispose()
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    latencies.sort()
+    if accepted != DEVICES * PER_DEVICE:
+        raise RuntimeError(f"ingest benchmark: {accepted} of {DEVICES * PER_DEVICE} accepted")
+    p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)]
+    rate = accepted / total_s
+    return [_row(
+        f"sync: HQ ingest, {DEVICES} devices × {PER_DEVICE} records (batches of {BATCH}), "
+        "PostgreSQL — push request latency",
+        latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.95) - 1],
+        f"{rate:.0f} records/s (aim ≥ 300), p99 {p99:.0f} ms (aim ≤ 500)")]
+
+
+def run() -> list[dict[str, object]]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-sync-"))
+    try:
+        return bench_push(folder) + bench_ingest(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
