@@ -34,6 +34,7 @@ from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.devices import Device
 from inspector_app.hq.numbering import AllocatedRange, device_ranges
+from inspector_app.hq.standing import on_accepted
 from inspector_app.hq.tables import devices, receipts, record_blobs, records
 from inspector_app.security.records import canonical_json, sha256_hex, verify_record
 from inspector_app.sync.protocol import (
@@ -185,6 +186,7 @@ def _one(conn: Connection, record: PushRecord, device: Device,
         try:
             with conn.begin_nested():
                 _store(conn, record, envelope, device, needed, now)
+                on_accepted(conn, envelope, device.id, now)
         except IntegrityError:
             # Lost a race with a concurrent push of the same record (or number): answer
             # from what is now committed.

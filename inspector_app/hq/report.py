@@ -8,6 +8,7 @@ from sqlalchemy import Engine, func, select
 
 from inspector_app.hq.devices import list_devices
 from inspector_app.hq.numbering import account
+from inspector_app.hq.standing import list_suspected_duplicates
 from inspector_app.hq.tables import records
 
 
@@ -27,6 +28,7 @@ def build_report(engine: Engine) -> dict[str, Any]:
             .group_by(records.c.device_id, records.c.kind)
         ):
             kinds.setdefault(row.device_id, {})[row.kind] = int(row.n)
+        duplicates = list_suspected_duplicates(conn)
     devices = [
         {
             "device_id": d.id, "name": d.name, "enrolled_at": d.enrolled_at,
@@ -37,7 +39,8 @@ def build_report(engine: Engine) -> dict[str, Any]:
         }
         for d in list_devices(engine)
     ]
-    return {"devices": devices, "ranges": [a.as_json() for a in account(engine)]}
+    return {"devices": devices, "ranges": [a.as_json() for a in account(engine)],
+            "suspected_duplicates": duplicates}
 
 
 def report_lines(report: dict[str, Any]) -> list[str]:
@@ -57,4 +60,13 @@ def report_lines(report: dict[str, Any]) -> list[str]:
         if r["missing"]:
             shown = ", ".join(str(n) for n in r["missing_numbers"])
             out.append(f"    números faltando: {shown}{' …' if r['missing'] > 50 else ''}")
+    duplicates = report.get("suspected_duplicates") or []
+    if duplicates:
+        out.append("Suspeitas de duplicidade (mesma placa, regra e dia, dispositivos diferentes):")
+        for d in duplicates:
+            out.append(
+                f"  {d['plate_key']}  {d['rule_id']}  {d['occurred_on']}: auto {d['record_id']} "
+                f"(dispositivo {d['device_id']}) e auto {d['other_record_id']} "
+                f"(dispositivo {d['other_device_id']})"
+            )
     return out

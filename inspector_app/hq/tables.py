@@ -137,3 +137,19 @@ changes = Table(
     Column("device_id", String(36), ForeignKey("devices.id"), index=True),
     Column("at", String(40), nullable=False),
 )
+
+# The same plate with the same rule on the same day in autos from two different devices:
+# flagged for a human to look at (``inspector-hq report``), never merged or rejected.
+suspected_duplicates = Table(
+    "suspected_duplicates",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("plate_key", String(16), nullable=False),
+    Column("rule_id", String(80), nullable=False),
+    Column("occurred_on", String(10), nullable=False),
+    Column("record_id", String(36), nullable=False, index=True),
+    Column("device_id", String(36), nullable=False),
+    Column("other_record_id", String(36), nullable=False),
+    Column("other_device_id", String(36), nullable=False),
+    Column("flagged_at", String(40), nullable=False),
+)

@@ -21,7 +21,7 @@ from inspector_app.ui.context import AppContext
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.widgets import Banner, big_button, heading
 
-ENROL_TOOLTIP = "disponível com a sincronização"
+ENROL_TOOLTIP = "liga este dispositivo à sede com o código de uso único fornecido por ela"
 
 
 def _seed_demo(store, vehicles: int) -> dict[str, int]:
@@ -35,6 +35,7 @@ class FirstRunPage(QWidget):
     """No inspector on this device yet: demo mode now, enrolment with HQ later."""
 
     demo_did_load = Signal()
+    enrol_requested = Signal()
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -51,7 +52,7 @@ class FirstRunPage(QWidget):
         self.demo_button = big_button("&Modo demonstração", primary=True)
         self.demo_button.clicked.connect(self.start_demo)
         self.enrol_button = big_button("&Cadastrar na sede…", tooltip=ENROL_TOOLTIP)
-        self.enrol_button.setEnabled(False)
+        self.enrol_button.clicked.connect(self.enrol_requested)
         self.enrol_note = QLabel(f"Cadastro na sede: {ENROL_TOOLTIP}.")
         self.enrol_note.setStyleSheet("color: #5f6368;")
         self.progress = QProgressBar()

@@ -33,6 +33,7 @@ from inspector_app.ui.inspection import InspectionWizard
 from inspector_app.ui.login import FirstRunPage, LoginPage
 from inspector_app.ui.retention import RetentionDesk
 from inspector_app.ui.settings import SettingsPage
+from inspector_app.ui.sync_screen import EnrolDialog, SyncBridge, SyncPage, format_time
 from inspector_app.ui.tasks import TaskManager
 from inspector_app.ui.today import TodayPage
 from inspector_app.ui.widgets import (
@@ -91,11 +92,13 @@ class MainArea(QWidget):
 
     NAV = (("today", "Hoje", "Ctrl+1"), ("inspection", "Nova inspeção", "Ctrl+2"),
            ("retention", "Retenções", "Ctrl+3"), ("history", "Histórico", "Ctrl+4"),
-           ("settings", "Configurações", "Ctrl+5"))
+           ("settings", "Configurações", "Ctrl+5"), ("sync", "Sincronização", "Ctrl+6"))
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: AppContext, bridge: SyncBridge | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
+        self.sync = SyncPage(ctx, bridge or SyncBridge(self))
         self.today = TodayPage(ctx)
         self.retention = RetentionDesk(ctx)
         self.history = HistoryPage(ctx)
@@ -110,7 +113,7 @@ class MainArea(QWidget):
         self.stack = QStackedWidget()
         self.pages = {"today": self.today, "inspection": self.wizard_holder,
                       "retention": self.retention, "history": self.history,
-                      "settings": self.settings}
+                      "settings": self.settings, "sync": self.sync}
         for page in self.pages.values():
             self.stack.addWidget(page)
 
@@ -176,6 +179,9 @@ class MainArea(QWidget):
         elif key == "settings":
             self.settings.refresh()
             self.settings.hq_url.setFocus()
+        elif key == "sync":
+            self.sync.refresh()
+            self.sync.sync_button.setFocus()
 
     def resume_inspection(self, inspection_id: str) -> None:
         if self.wizard is not None and self.wizard.state.inspection_id == inspection_id:
@@ -244,7 +250,13 @@ class ShellWindow(QMainWindow):
         loading_layout.addWidget(self.startup_banner)
         self.first_run = FirstRunPage(self.ctx)
         self.login = LoginPage(self.ctx)
-        self.main = MainArea(self.ctx)
+        self.sync = SyncBridge(self)
+        self.sync.status_changed.connect(self._sync_status)
+        self.main = MainArea(self.ctx, self.sync)
+        self.main.sync.enrol_requested.connect(self.show_enrol)
+        self.first_run.enrol_requested.connect(self.show_enrol)
+        self.enrol_dialog: EnrolDialog | None = None
+        self._last_success: str | None = None
         self.pages = QStackedWidget()
         for page in (loading_page, self.first_run, self.login, self.main):
             self.pages.addWidget(page)
@@ -299,6 +311,7 @@ class ShellWindow(QMainWindow):
         self.login.did_login.connect(self._logged_in)
         self.tasks.task_did_fail.connect(self._task_failed)
         self.ctx.records_did_change.connect(self.refresh_status)
+        self.ctx.records_did_change.connect(self.sync.wake)  # sealed: send it now
         self.ctx.settings_did_change.connect(
             lambda: self.idle.timer.setInterval(self._idle_interval()))
         self.main.today.snapshot_did_load.connect(
@@ -319,7 +332,8 @@ class ShellWindow(QMainWindow):
             from inspector_app.store.reference import counts
 
             return {"inspectors": counts(store)["inspectors"],
-                    "demo": store.meta("registry_source") == "demo"}
+                    "demo": store.meta("registry_source") == "demo",
+                    "enrolled": bool(store.meta("hq_url"))}
 
         self.tasks.run_store(read, self._startup, self._store_failed, owner=self)
 
@@ -329,6 +343,8 @@ class ShellWindow(QMainWindow):
 
     def _startup(self, info: dict[str, Any]) -> None:
         self._set_demo(info["demo"])
+        if info["enrolled"]:
+            self.start_sync()
         if info["inspectors"] == 0:
             self.pages.setCurrentWidget(self.first_run)
             self.first_run.demo_button.setFocus()
@@ -399,10 +415,77 @@ class ShellWindow(QMainWindow):
     def _set_pending(self, count: int) -> None:
         self.pending_label.setText(f"Pendentes de envio: {count}")
 
+    # --- sync with HQ -----------------------------------------------------------------------------
+
+    def start_sync(self) -> None:
+        """Start the background sync worker (its own store connection, its own thread)."""
+        from inspector_app.store import open_store
+
+        data_dir = self.ctx.data_dir
+        self.online_label.setText("● verificando")
+        self.online_label.setToolTip("Verificando a conexão com a sede…")
+        self.sync.start(lambda: open_store(data_dir))
+        self.main.sync.show_status(None)
+
+    def show_enrol(self) -> None:
+        if self.sync.running:
+            return
+        dialog = EnrolDialog(self.ctx, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.did_enrol.connect(self._enrolled)
+        self.enrol_dialog = dialog
+        dialog.show()
+        dialog.url.setFocus()
+
+    def _enrolled(self, result: Any) -> None:
+        self.statusBar().showMessage(
+            f"Dispositivo cadastrado na sede ({result.hq_url}); numeração {result.series} "
+            f"{result.first}–{result.last}.", 15_000)
+        self.start_sync()
+        self.refresh_status()
+
+    def _sync_status(self, status: Any) -> None:
+        if status.online is None:
+            text, color = "● verificando", "#5f6368"
+        elif status.online:
+            text, color = "● online", "#1e8e3e"
+        else:
+            text, color = "● offline", "#b3261e"
+        self.online_label.setText(text)
+        self.online_label.setStyleSheet(f"color:{color};")
+        tip = f"Último erro: {status.last_error}" if status.last_error else \
+            "Sincronização com a sede sem erros."
+        self.online_label.setToolTip(tip)
+        self.pending_label.setText(f"Pendentes de envio: {status.pending}")
+        self.pending_label.setToolTip(tip)
+        self.last_sync_label.setText(f"Última sincronização: {format_time(status.last_success)}")
+        if status.last_success and status.last_success != self._last_success:
+            self._last_success = status.last_success
+            self._after_sync()
+
+    def _after_sync(self) -> None:
+        """A successful sync may have brought registry changes: show them without restart."""
+        if self.pages.currentWidget() is self.main:
+            self.main.today.refresh()
+        if self.pages.currentWidget() is self.first_run:
+            self.tasks.run_store(self._store_opened_read, self._registry_arrived,
+                                 self._task_failed, owner=self)
+
+    @staticmethod
+    def _store_opened_read(store: Any) -> int:
+        from inspector_app.store.reference import counts
+
+        return int(counts(store)["inspectors"])
+
+    def _registry_arrived(self, inspectors: int) -> None:
+        if inspectors and self.pages.currentWidget() is self.first_run:
+            self.show_login()
+
     def _task_failed(self, exc: BaseException) -> None:
         self.statusBar().showMessage(describe_error(exc), 15_000)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.idle.detach()
+        self.sync.stop()
         self.tasks.shutdown()
         super().closeEvent(event)

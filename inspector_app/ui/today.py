@@ -73,9 +73,9 @@ def load_day(store: Any, matricula: str) -> DaySnapshot:
                                "o balcão de retenção."))
     pending = queries.pending_sync_count(store)
     if pending:
-        alerts.append(("info", f"{pending} registro(s) selado(s) aguardando envio à sede. A "
-                               "sincronização chega em uma próxima versão; os registros estão "
-                               "guardados neste dispositivo."))
+        alerts.append(("info", f"{pending} registro(s) selado(s) aguardando envio à sede. Eles "
+                               "estão guardados neste dispositivo e são enviados assim que a "
+                               "sede estiver acessível (veja Sincronização)."))
     mine = [OpenInspection(i.id, i.started_at, i.kind, i.pack_id, i.plate or "—", i.place)
             for i in repo.open_inspections(store) if i.matricula == matricula]
     return DaySnapshot(tuple(alerts), tuple(mine), tuple(queries.records_of_today(store)),

@@ -53,7 +53,7 @@ def test_first_run_offers_demo_mode_and_labels_the_window_demonstracao(qtbot, ma
     shell = make_shell(tmp_path / "empty", settings=AppSettings(demo_vehicles=12))
     qtbot.waitUntil(lambda: shell.pages.currentWidget() is shell.first_run, timeout=15_000)
 
-    assert not shell.first_run.enrol_button.isEnabled()
+    assert shell.first_run.enrol_button.isEnabled()
     assert shell.first_run.enrol_button.toolTip() == ENROL_TOOLTIP
     assert DEMO_LABEL not in shell.windowTitle()
     click(qtbot, shell.first_run.demo_button)

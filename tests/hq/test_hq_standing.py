@@ -1,0 +1,147 @@
+"""HQ history, standing (points, reincidence, cassação art. 39 I) and suspected duplicates,
+published through the pull log; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from hqkit import SimDevice
+
+from inspector_app.hq.cli import main
+from inspector_app.hq.reference import live_rows
+from inspector_app.hq.standing import DF_POINT_WINDOWS, compute_standing
+from inspector_app.sync.protocol import API_PREFIX
+
+HOLDER = "H-1"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def auto(device, *, infractions, occurred_on="2026-04-14", plate_key="JJK8D48",
+         holder_id=HOLDER, pack="DF_STPA"):
+    body = {
+        "occurred_at": f"{occurred_on}T10:05:00-03:00",
+        "vehicle": {"plate": plate_key},
+        "outcome": {"pack": pack, "infractions": [
+            {"rule_id": rule, "points": points} for rule, points in infractions]},
+    }
+    return device.record(device.envelope(kind="auto_infracao", body=body, plate_key=plate_key,
+                                         holder_id=holder_id, occurred_on=occurred_on))
+
+
+def cancel(device, auto_record):
+    body = {"reason": "erro de digitação"}
+    return device.record(device.envelope(kind="cancelamento", body=body,
+                                         refers_to=auto_record.id))
+
+
+def pulled(device):
+    changes, cursor = [], 0
+    with device.client() as client:
+        while True:
+            page = client.get(f"{API_PREFIX}/pull", params={"cursor": cursor}).json()
+            changes += page["changes"]
+            cursor = page["next_cursor"]
+            if not page["more"]:
+                return changes
+
+
+def latest(changes, table):
+    rows = {}
+    for c in changes:
+        if c["table"] == table:
+            rows[c["key"]] = c["row"]
+    return rows
+
+
+def test_infractions_of_an_accepted_auto_are_published_as_pending_history(hq, device):
+    record = auto(device, infractions=[("R1", 5), ("R2", 3)])
+    assert device.push_one(record)["status"] == "accepted"
+    history = latest(pulled(device), "history")
+    assert sorted(history) == [f"{record.id}:0", f"{record.id}:1"]
+    row = history[f"{record.id}:0"]
+    assert (row["holder_id"], row["plate_key"], row["rule_id"], row["date"], row["status"],
+            row["points"]) == (HOLDER, "JJK8D48", "R1", "2026-04-14", "pending", 5)
+    standing = latest(pulled(device), "standing")[HOLDER]
+    assert json.loads(standing["points_json"])["4"] == 8
+    assert standing["cassacao_proposed"] is False
+    # the same record again (duplicate) publishes nothing new
+    before = len(pulled(device))
+    assert device.push_one(record)["status"] == "duplicate"
+    assert len(pulled(device)) == before
+
+
+def test_a_cancelamento_marks_the_history_cancelled_and_recomputes_standing(hq, device):
+    record = auto(device, infractions=[("R1", 7)])
+    device.push_one(record)
+    assert device.push_one(cancel(device, record))["status"] == "accepted"
+    changes = pulled(device)
+    assert latest(changes, "history")[f"{record.id}:0"]["status"] == "cancelled"
+    assert json.loads(latest(changes, "standing")[HOLDER]["points_json"])["4"] == 0
+
+
+def test_crossing_12_points_in_4_months_proposes_cassacao(hq, device):
+    device.push_one(auto(device, infractions=[("R1", 5)], occurred_on="2026-02-01"))
+    device.push_one(auto(device, infractions=[("R2", 5)], occurred_on="2026-03-01"))
+    standing = latest(pulled(device), "standing")[HOLDER]
+    assert standing["cassacao_proposed"] is False
+    device.push_one(auto(device, infractions=[("R1", 3)], occurred_on="2026-04-14"))
+    standing = latest(pulled(device), "standing")[HOLDER]
+    assert standing["cassacao_proposed"] is True
+    assert json.loads(standing["points_json"]) == {"4": 13, "8": 13, "12": 13}
+    assert json.loads(standing["reincidence_json"]) == {"R1": 1}
+    proposal = json.loads(standing["cassacao_json"])
+    assert proposal["ground"] == "DF15154.39.I" and proposal["provisional"] is True
+    assert "13 pontos em 4 meses (limite 12)" in proposal["text"]
+
+
+def test_points_outside_the_window_do_not_count():
+    history = [{"rule_id": "R1", "date": "2025-11-01", "status": "upheld", "points": 10},
+               {"rule_id": "R1", "date": "2026-04-14", "status": "upheld", "points": 5}]
+    standing = compute_standing(history, DF_POINT_WINDOWS, holder_key=HOLDER, pack_id=None)
+    assert json.loads(standing["points_json"]) == {"4": 5, "8": 15, "12": 15}
+    assert standing["cassacao_proposed"] is False
+    history.append({"rule_id": "R2", "date": "2026-04-01", "status": "upheld", "points": 7})
+    standing = compute_standing(history, DF_POINT_WINDOWS, holder_key=HOLDER, pack_id=None,
+                                as_of=dt.date(2026, 4, 14))
+    proposal = json.loads(standing["cassacao_json"])
+    assert proposal["provisional"] is False and "12 pontos em 4 meses" in proposal["text"]
+
+
+def test_same_plate_rule_and_day_from_two_devices_is_flagged_and_reported(hq, device, capsys):
+    other = SimDevice(hq).enrol()
+    first = auto(device, infractions=[("R1", 5), ("R2", 3)])
+    second = auto(other, infractions=[("R1", 5)])
+    assert device.push_one(first)["status"] == "accepted"
+    # same device, same plate/rule/day: not a two-device duplicate
+    device.push_one(auto(device, infractions=[("R1", 5)]))
+    assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 0
+    assert other.push_one(second)["status"] == "accepted"
+    assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 2
+    assert hq.scalar("SELECT rule_id FROM suspected_duplicates WHERE other_record_id = :i",
+                     i=first.id) == "R1"
+    # another day is not flagged
+    other.push_one(auto(other, infractions=[("R1", 5)], occurred_on="2026-04-15"))
+    assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 2
+    url = hq.settings.database_url
+    code, out, _ = run(capsys, "report", "--json", "--database-url", url)
+    assert code == 0
+    assert len(json.loads(out)["suspected_duplicates"]) == 2
+    code, out, _ = run(capsys, "report", "--database-url", url)
+    assert "Suspeitas de duplicidade" in out
+    assert f"JJK8D48  R1  2026-04-14: auto {second.id}" in out
+
+
+def test_history_rows_reach_live_reference_rows(hq, device):
+    record = auto(device, infractions=[("R9", 2)], holder_id=None)
+    device.push_one(record)
+    with hq.engine.connect() as conn:
+        (row,) = list(live_rows(conn, "history"))
+        standing = list(live_rows(conn, "standing"))
+    assert row["holder_id"] is None and row["plate_key"] == "JJK8D48"
+    assert standing[0]["id"] == "plate:JJK8D48"
