@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from inspector_app.fileio import fsync_folder
+
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -74,18 +76,8 @@ class BlobStore:
             if target.is_file():
                 return False
             os.replace(tmp_name, target)
-            _fsync_folder(target.parent)
+            fsync_folder(target.parent)
             return True
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp_name)
-
-
-def _fsync_folder(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
+from inspector_app.fileio import fsync_folder
+
 MAX_PIXELS = 40_000_000
 MAX_FILE_BYTES = 100 * 1024 * 1024
 WORKING_BOX = (1280, 960)
@@ -198,22 +200,10 @@ def store_blob(
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    _fsync_dir(path.parent)
+    fsync_folder(path.parent)
     if created is not None:
         created.append(path)
     return sha, path
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Makes the rename durable on POSIX; Windows cannot open a folder this way and
-    # NTFS journals the rename itself.
-    if os.name == "nt":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _read_source(source: Path) -> bytes:

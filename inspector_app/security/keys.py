@@ -22,6 +22,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from inspector_app.fileio import fsync_folder
+
 PUBLIC_KEY_LENGTH = 32
 SIGNATURE_LENGTH = 64
 KEY_FILE_MODE = 0o600
@@ -197,7 +199,7 @@ def write_new_file(path: Path, content: bytes, *, mode: int) -> bool:
         finally:
             os.close(fd)
         created = _publish_without_overwriting(temporary, path)
-        _fsync_folder(folder)
+        fsync_folder(folder)
         return created
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -217,13 +219,3 @@ def _publish_without_overwriting(temporary: Path, path: Path) -> bool:
             return False
         os.replace(temporary, path)
     return True
-
-
-def _fsync_folder(folder: Path) -> None:
-    if os.name != "posix":
-        return  # directories cannot be opened for fsync on Windows
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
