@@ -9,11 +9,12 @@ time (and after the last kill) ``verify_store`` with every signature.
 from __future__ import annotations
 
 import importlib
-import math
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from benchmarks import stats
 
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "tests" / "store"
 
@@ -25,13 +26,7 @@ def _harness() -> Any:
 
 
 def _row(name: str, run: Any, verdict: str) -> dict[str, object]:
-    samples = sorted(float(ms) for ms in run.check_ms) or [0.0]
-    return {
-        "name": name,
-        "median_ms": samples[len(samples) // 2],
-        "p95_ms": samples[math.ceil(len(samples) * 0.95) - 1],
-        "vs": verdict,
-    }
+    return stats.row(name, [float(ms) for ms in run.check_ms], verdict)
 
 
 def run(kills: int = 1000, seed: int = 20260414) -> list[dict[str, object]]:

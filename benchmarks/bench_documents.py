@@ -22,6 +22,7 @@ from pypdf import PageObject, PdfReader
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen.canvas import Canvas
 
+from benchmarks import stats
 from benchmarks.bench_media import make_photo
 from inspector_app import services
 from inspector_app.demo import seed_registry
@@ -143,8 +144,7 @@ def _paired_times(a: Callable[[], object], b: Callable[[], object],
 
 
 def _row(name: str, samples: list[float], vs: str) -> dict[str, object]:
-    return {"name": name, "median_ms": samples[len(samples) // 2],
-            "p95_ms": samples[max(0, int(len(samples) * 0.95) - 1)], "vs": vs}
+    return stats.row(name, samples, vs)
 
 
 def run(repeat: int = 25) -> list[dict[str, object]]:

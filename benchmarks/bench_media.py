@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PIL import ExifTags, Image
 
+from benchmarks import stats
 from inspector_app.media.photos import import_photo
 
 
@@ -36,12 +37,7 @@ def _times(fn: Callable[[int], object], repeat: int) -> list[float]:
 
 
 def _row(name: str, samples: list[float], vs: str) -> dict[str, object]:
-    return {
-        "name": name,
-        "median_ms": samples[len(samples) // 2],
-        "p95_ms": samples[max(0, int(len(samples) * 0.95) - 1)],
-        "vs": vs,
-    }
+    return stats.row(name, samples, vs)
 
 
 def bench_import_photo(repeat: int = 20) -> list[dict[str, object]]:

@@ -13,6 +13,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
+from benchmarks import stats
 from inspector_app.documents.pades import sign_pdf, validate_pdf_signature
 from inspector_app.paths import resource_path
 from inspector_app.security.certificates import issue_self_signed_device_certificate
@@ -87,15 +88,7 @@ def run(repeat: int = 30) -> list[dict[str, object]]:
         ("pades: validate that signature (intact, trust, coverage)", checking),
         ("baseline: write the same 2-page PDF with reportlab, unsigned", bare),
     ):
-        median = samples[len(samples) // 2]
-        rows.append(
-            {
-                "name": name,
-                "median_ms": median,
-                "p95_ms": samples[int(len(samples) * 0.95) - 1],
-                "vs": f"{median / bare_median:.2f}× the bare write"
-                if "baseline" not in name
-                else "",
-            }
-        )
+        ratio = f"{stats.median(samples) / bare_median:.2f}× the bare write"
+        vs = "" if "baseline" in name else ratio
+        rows.append(stats.row(name, samples, vs))
     return rows

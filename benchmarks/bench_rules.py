@@ -10,6 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from benchmarks import stats
 from inspector_app.calendars import calendar_around
 from inspector_app.domain.case import parse_case
 from inspector_app.domain.engine import evaluate
@@ -95,15 +96,6 @@ def run(repeat: int = 300) -> list[dict[str, object]]:
             (f"rules: JSON in → outcome JSON, {pack_id} (parse + engine + serialise)", full),
             (f"baseline: json.loads + parse_case only, {pack_id}", parse_only),
         ):
-            median = samples[len(samples) // 2]
-            results.append(
-                {
-                    "name": name,
-                    "median_ms": median,
-                    "p95_ms": samples[int(len(samples) * 0.95) - 1],
-                    "vs": f"{median / AIM_MS:.2f}× of the 5 ms aim"
-                    if "baseline" not in name
-                    else "",
-                }
-            )
+            aim = f"{stats.median(samples) / AIM_MS:.2f}× of the 5 ms aim"
+            results.append(stats.row(name, samples, "" if "baseline" in name else aim))
     return results

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from benchmarks import stats
 from inspector_app import services
 from inspector_app.store import open_store
 from inspector_app.store.sealing import ensure_device, verification_code
@@ -61,13 +62,11 @@ def _times(fn: Callable[[str], object], args: Sequence[str]) -> list[float]:
 
 
 def _row(name: str, ours: list[float], raw: list[float] | None) -> dict[str, object]:
-    med = ours[len(ours) // 2]
-    p99 = ours[int(len(ours) * 0.99) - 1]
     vs = ""
     if raw:
-        raw_med = raw[len(raw) // 2]
-        vs = f"{med / raw_med:.1f}× the raw query (p99 {p99:.3f} ms)"
-    return {"name": name, "median_ms": med, "p95_ms": ours[int(len(ours) * 0.95) - 1], "vs": vs}
+        vs = (f"{stats.median(ours) / stats.median(raw):.1f}× the raw query "
+              f"(p99 {stats.percentile(ours, 0.99):.3f} ms)")
+    return stats.row(name, ours, vs)
 
 
 def run() -> list[dict[str, object]]:

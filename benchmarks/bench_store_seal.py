@@ -10,6 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import stats
 from inspector_app.store import open_store
 from inspector_app.store.sealing import RecordDraft, seal_records
 
@@ -29,14 +30,6 @@ def _payload(i: int) -> dict[str, object]:
         "narrative": f"Auto de demonstração n.º {i}: extintor vencido e porta sem trava.",
         "outcome": {"infractions": [{"rule_id": "DF15154.29.XIII", "fine_brl": "220.00"}]},
     }
-
-
-def _median(samples: list[float]) -> float:
-    return sorted(samples)[len(samples) // 2]
-
-
-def _p99(samples: list[float]) -> float:
-    return sorted(samples)[max(0, int(len(samples) * 0.99) - 1)]
 
 
 def run(repeat: int = 200) -> list[dict[str, object]]:
@@ -64,9 +57,9 @@ def run(repeat: int = 200) -> list[dict[str, object]]:
         raw_conn.close()
     return [
         {"name": "store: seal one auto (no PDF), synchronous=FULL",
-         "median_ms": _median(ours), "p95_ms": _p99(ours),
-         "vs": f"{_median(ours) / _median(raw):.1f}× the bare insert; "
-               f"{_median(ours) / AIM_MS:.2f}× of the 20 ms aim (p95 column is p99)"},
+         "median_ms": stats.median(ours), "p95_ms": stats.percentile(ours, 0.99),
+         "vs": f"{stats.median(ours) / stats.median(raw):.1f}× the bare insert; "
+               f"{stats.median(ours) / AIM_MS:.2f}× of the 20 ms aim (p95 column is p99)"},
         {"name": "baseline: bare SQLite insert of the payload, same pragmas",
-         "median_ms": _median(raw), "p95_ms": _p99(raw), "vs": ""},
+         "median_ms": stats.median(raw), "p95_ms": stats.percentile(raw, 0.99), "vs": ""},
     ]

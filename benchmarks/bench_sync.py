@@ -32,6 +32,7 @@ import httpx
 import uvicorn
 from fastapi import FastAPI, Request, Response
 
+from benchmarks import stats
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine, upgrade
 from inspector_app.hq.devices import create_enrolment_code
@@ -217,12 +218,12 @@ def bench_ingest(folder: Path) -> list[dict[str, object]]:
     latencies.sort()
     if accepted != DEVICES * PER_DEVICE:
         raise RuntimeError(f"ingest benchmark: {accepted} of {DEVICES * PER_DEVICE} accepted")
-    p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)]
+    p99 = stats.percentile(latencies, 0.99)
     rate = accepted / total_s
     return [_row(
         f"sync: HQ ingest, {DEVICES} devices × {PER_DEVICE} records (batches of {BATCH}), "
         "PostgreSQL — push request latency",
-        latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.95) - 1],
+        stats.median(latencies), stats.percentile(latencies, 0.95),
         f"{rate:.0f} records/s (aim ≥ 300), p99 {p99:.0f} ms (aim ≤ 500)")]
 
 
