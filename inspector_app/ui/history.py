@@ -18,16 +18,13 @@ from typing import Any
 
 from PySide6.QtCore import QDate, Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QDateEdit,
     QGridLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
     QVBoxLayout,
@@ -43,12 +40,12 @@ from inspector_app.ui.errors import UiError, describe_error
 from inspector_app.ui.printing import PrintPanel
 from inspector_app.ui.widgets import (
     LOCATION_LABELS,
-    TOUCH_TARGET_PX,
     Banner,
     big_button,
     date_br,
     datetime_br,
     heading,
+    list_table,
     money_br,
 )
 
@@ -168,19 +165,7 @@ class HistoryPage(QWidget):
         self.use_day.toggled.connect(self.day.setEnabled)
         self.search_button = big_button("B&uscar", primary=True)
         self.search_button.clicked.connect(self.search)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setTabKeyNavigation(False)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(TOUCH_TARGET_PX)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COLUMNS.index("Permissionário"),
-                                    QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(COLUMNS.index("Local"), QHeaderView.ResizeMode.Stretch)
+        self.table = list_table(COLUMNS, COLUMNS.index("Permissionário"), COLUMNS.index("Local"))
         self.table.itemSelectionChanged.connect(self._sync)
         self.table.itemActivated.connect(lambda _i: self.open_selected())
         self.open_button = big_button("&Abrir")

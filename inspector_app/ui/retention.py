@@ -14,21 +14,18 @@ from typing import Any
 
 from PySide6.QtCore import QDate, QSize, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QDateEdit,
     QDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QScrollArea,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -45,6 +42,7 @@ from inspector_app.ui.widgets import (
     datetime_br,
     heading,
     held_for,
+    list_table,
 )
 
 COLUMNS = ("Termo n.º", "Placa", "Local da retenção", "Fundamentos", "Retido em",
@@ -241,19 +239,7 @@ class RetentionDesk(QWidget):
         self.ctx = ctx
         self.held: list[HeldVehicle] = []
         self.release_dialog: ReleaseDialog | None = None
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setWordWrap(True)
-        self.table.setTabKeyNavigation(False)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.verticalHeader().setMinimumSectionSize(TOUCH_TARGET_PX)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table = list_table(COLUMNS, 3, wrap=True)
         self.table.itemSelectionChanged.connect(self._sync)
         self.table.itemActivated.connect(lambda _i: self.open_release())
         self.empty = QLabel("Nenhum veículo retido neste posto.")

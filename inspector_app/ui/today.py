@@ -8,11 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -30,6 +27,7 @@ from inspector_app.ui.widgets import (
     date_br,
     datetime_br,
     heading,
+    list_table,
 )
 
 RECORD_COLUMNS = ("Hora", "Documento", "Número", "Placa", "Local", "Situação")
@@ -82,21 +80,6 @@ def load_day(store: Any, matricula: str) -> DaySnapshot:
                        pending, len(held))
 
 
-def _table(columns: tuple[str, ...], stretch: int) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(list(columns))
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setTabKeyNavigation(False)
-    table.verticalHeader().setVisible(False)
-    table.verticalHeader().setDefaultSectionSize(TOUCH_TARGET_PX)
-    header = table.horizontalHeader()
-    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
-    return table
-
-
 class TodayPage(QWidget):
     """Alerts first, then open inspections (to resume) and today's documents."""
 
@@ -114,13 +97,13 @@ class TodayPage(QWidget):
         self.new_button.clicked.connect(self.new_inspection_requested)
         self.refresh_button = big_button("A&tualizar")
         self.refresh_button.clicked.connect(self.refresh)
-        self.open_table = _table(OPEN_COLUMNS, 4)
+        self.open_table = list_table(OPEN_COLUMNS, 4)
         self.open_table.setMaximumHeight(TOUCH_TARGET_PX * 4)
         self.open_table.itemActivated.connect(lambda _i: self.resume_selected())
         self.resume_button = big_button("&Continuar inspeção")
         self.resume_button.clicked.connect(self.resume_selected)
         self.open_label = QLabel("Inspeções em andamento")
-        self.records_table = _table(RECORD_COLUMNS, 4)
+        self.records_table = list_table(RECORD_COLUMNS, 4)
         self.records_empty = QLabel("Nenhum documento emitido hoje neste dispositivo.")
         self.error = Banner()
 

@@ -9,7 +9,16 @@ import datetime as dt
 from decimal import Decimal
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QTableWidget,
+    QWidget,
+)
 
 from inspector_app.ui.packs_window import BASE_POINT_SIZE, TOUCH_TARGET_PX
 
@@ -104,6 +113,30 @@ def heading(text: str) -> QLabel:
     label.setObjectName("heading")
     label.setWordWrap(True)
     return label
+
+
+def list_table(columns: tuple[str, ...], *stretch: int, wrap: bool = False) -> QTableWidget:
+    """A read-only table of whole-row choices with touch-sized rows; ``stretch`` columns
+    take the spare width. ``wrap``: long text wraps and rows grow to fit it."""
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(list(columns))
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setTabKeyNavigation(False)
+    rows = table.verticalHeader()
+    rows.setVisible(False)
+    if wrap:
+        table.setWordWrap(True)
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        rows.setMinimumSectionSize(TOUCH_TARGET_PX)
+    else:
+        rows.setDefaultSectionSize(TOUCH_TARGET_PX)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    for column in stretch:
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+    return table
 
 
 def separator() -> QFrame:
