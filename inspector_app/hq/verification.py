@@ -91,9 +91,11 @@ _PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; margin: 0; background: #f4f5f7; color: #1d1d1f; }}
+body {{ font-family: system-ui, sans-serif; margin: 0; padding: 0 1rem; background: #f4f5f7;
+       color: #1d1d1f; }}
 main {{ max-width: 34rem; margin: 2rem auto; background: #fff; border-radius: 8px;
        padding: 1.5rem 2rem; box-shadow: 0 1px 4px rgba(0,0,0,.12); }}
+@media (max-width: 30rem) {{ main {{ margin: 1rem auto; padding: 1.25rem; }} }}
 h1 {{ font-size: 1.4rem; margin-top: 0; }}
 .ok {{ color: #0a6b2b; }} .bad {{ color: #a4161a; }} .warn {{ color: #8a5a00; }}
 dl {{ display: grid; grid-template-columns: max-content 1fr; gap: .4rem 1rem; }}
