@@ -11,8 +11,10 @@ Guarantees, each kept by the schema rather than by memory (STYLE.md §5):
 * ``conflict`` and ``rejected`` answers quarantine the record with HQ's reason
   (``ack_status``/``last_error``) for a person to look at; they are not retried until
   :func:`requeue` says so.
-* Blobs go before the records that need them (``HEAD`` then ``PUT``); blobs HQ confirmed
-  are remembered in ``sync_blobs``, so an interrupted run resumes without resending them.
+* Blobs go before the records that need them: one ``blobs/missing`` question per batch,
+  then the files HQ lacks in bundles of about 8 MiB (``blobs/bundle``); blobs HQ confirmed
+  are remembered in ``sync_blobs``, and HQ keeps every whole file of a bundle that broke
+  off, so an interrupted run resumes without resending them.
 * Each pull page and its cursor are applied in one transaction.
 
 Caveat: ``sync_once`` does blocking network I/O; the GUI must call it from its network
@@ -41,10 +43,15 @@ from inspector_app.store.db import Store, StoreError, utc_now
 from inspector_app.store.sealing import device_key
 from inspector_app.sync.protocol import (
     API_PREFIX,
+    BUNDLE_MEDIA_TYPE,
     DEFAULT_PULL_LIMIT,
     DELIVERED,
+    MAX_BLOB_QUERY,
+    MAX_BUNDLE_PARTS,
     MAX_PUSH_RECORDS,
     REFERENCE_KEYS,
+    BlobMissing,
+    BundleResponse,
     Change,
     EnrolRequest,
     EnrolResponse,
@@ -54,10 +61,12 @@ from inspector_app.sync.protocol import (
     PushResponse,
     PushResult,
     blobs_of_envelope,
+    bundle_part_header,
     display_number,
 )
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+BUNDLE_BYTES = 8 * 1024 * 1024  # files per upload request: about this many bytes
 QUARANTINED = ("conflict", "rejected")
 
 META_HQ_URL = "hq_url"
@@ -342,40 +351,95 @@ def _blob_file(store: Store, sha: str) -> Path | None:
     return None
 
 
-def _confirmed(store: Store, sha: str) -> bool:
-    return store.conn.execute(
-        "SELECT 1 FROM sync_blobs WHERE sha256 = ?", [sha]).fetchone() is not None
+def _confirmed_among(store: Store, shas: Sequence[str]) -> set[str]:
+    """The blobs of ``shas`` HQ already confirmed to this device."""
+    found: set[str] = set()
+    for start in range(0, len(shas), 500):
+        chunk = list(shas[start:start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        found.update(str(r[0]) for r in store.conn.execute(
+            f"SELECT sha256 FROM sync_blobs WHERE sha256 IN ({marks})", chunk))
+    return found
 
 
-def _confirm(store: Store, sha: str) -> None:
-    store.conn.execute(
-        "INSERT OR IGNORE INTO sync_blobs(sha256, confirmed_at) VALUES (?, ?)", [sha, utc_now()])
+def _confirm_all(store: Store, shas: Iterable[str]) -> None:
+    """Remember, in one transaction, that HQ holds ``shas``."""
+    rows = [(sha, utc_now()) for sha in shas]
+    if rows:
+        with store.atomic():
+            store.conn.executemany(
+                "INSERT OR IGNORE INTO sync_blobs(sha256, confirmed_at) VALUES (?, ?)", rows)
 
 
-def _ensure_blob(store: Store, client: httpx.Client, sha: str, summary: SyncSummary) -> None:
-    """Make sure HQ has blob ``sha`` (HEAD, then PUT when it does not)."""
-    if _confirmed(store, sha):
-        summary.blobs_present += 1
-        return
-    url = f"{API_PREFIX}/blobs/{sha}"
-    head = client.head(url)
-    _check(head)
-    if head.status_code == 200:
-        _confirm(store, sha)
-        summary.blobs_present += 1
-        return
+def _read_blob(store: Store, sha: str, summary: SyncSummary) -> bytes | None:
     path = _blob_file(store, sha)
     data = path.read_bytes() if path is not None else None
     if data is None or hashlib.sha256(data).hexdigest() != sha:
         summary.problems.append(f"arquivo {sha[:12]}… ausente ou corrompido neste dispositivo")
+        return None
+    return data
+
+
+def _ensure_blobs(store: Store, client: httpx.Client, shas: Sequence[str],
+                  summary: SyncSummary) -> None:
+    """Make sure HQ has every blob of ``shas``: ask which it lacks (one request per
+    1,000 files), send those in bundles of about :data:`BUNDLE_BYTES`, and remember each
+    file HQ confirmed, so an interrupted run never sends a finished file again."""
+    known = _confirmed_among(store, shas)
+    summary.blobs_present += len(known)
+    todo = [sha for sha in shas if sha not in known]
+    lacking: list[str] = []
+    for start in range(0, len(todo), MAX_BLOB_QUERY):
+        asked = todo[start:start + MAX_BLOB_QUERY]
+        response = client.post(f"{API_PREFIX}/blobs/missing", json={"sha256": asked})
+        _check(response)
+        if response.status_code != 200:
+            raise _Offline(f"blobs/missing HTTP {response.status_code}: {_detail(response)}")
+        try:
+            missing = set(BlobMissing.model_validate(response.json()).missing)
+        except (ValueError, ValidationError) as exc:
+            raise _Offline(f"unreadable blobs/missing answer: {exc}") from exc
+        _confirm_all(store, [sha for sha in asked if sha not in missing])
+        summary.blobs_present += len(asked) - len(missing & set(asked))
+        lacking.extend(sha for sha in asked if sha in missing)
+    bundle: list[tuple[str, bytes]] = []
+    size = 0
+    for sha in lacking:
+        data = _read_blob(store, sha, summary)
+        if data is None:
+            continue
+        if bundle and (size + len(data) > BUNDLE_BYTES or len(bundle) >= MAX_BUNDLE_PARTS):
+            _send_bundle(store, client, bundle, summary)
+            bundle, size = [], 0
+        bundle.append((sha, data))
+        size += len(data)
+    if bundle:
+        _send_bundle(store, client, bundle, summary)
+
+
+def _send_bundle(store: Store, client: httpx.Client, bundle: Sequence[tuple[str, bytes]],
+                 summary: SyncSummary) -> None:
+    body = b"".join(bundle_part_header(sha, len(data)) + data for sha, data in bundle)
+    response = client.post(f"{API_PREFIX}/blobs/bundle", content=body,
+                           headers={"Content-Type": BUNDLE_MEDIA_TYPE})
+    _check(response)
+    if response.status_code != 200:
+        summary.problems.append(f"{len(bundle)} arquivo(s): a sede recusou o pacote "
+                                f"({_detail(response)})")
         return
-    put = client.put(url, content=data, headers={"Content-Type": "application/octet-stream"})
-    _check(put)
-    if put.status_code in (200, 201):
-        _confirm(store, sha)
-        summary.blobs_uploaded += 1
-    else:
-        summary.problems.append(f"arquivo {sha[:12]}…: a sede recusou ({_detail(put)})")
+    try:
+        parts = BundleResponse.model_validate(response.json()).parts
+    except (ValueError, ValidationError) as exc:
+        raise _Offline(f"unreadable blobs/bundle answer: {exc}") from exc
+    _confirm_all(store, [p.sha256 for p in parts if p.status in ("stored", "present")])
+    for part in parts:
+        if part.status == "stored":
+            summary.blobs_uploaded += 1
+        elif part.status == "present":
+            summary.blobs_present += 1
+        else:
+            summary.problems.append(f"arquivo {part.sha256[:12]}…: a sede recusou "
+                                    f"({part.reason})")
 
 
 def _post(client: httpx.Client, batch: Sequence[PushRecord]) -> list[PushResult]:
@@ -410,10 +474,11 @@ def _push_batch(store: Store, client: httpx.Client, batch: Sequence[PushRecord],
         # HQ lacks blobs we thought it had (or a file failed to go): forget those
         # confirmations, upload again and push the records once more.
         try:
-            for result in missing.values():
-                for sha in result.missing:
-                    store.conn.execute("DELETE FROM sync_blobs WHERE sha256 = ?", [sha])
-                    _ensure_blob(store, client, sha, summary)
+            lost = sorted({sha for result in missing.values() for sha in result.missing})
+            with store.atomic():
+                store.conn.executemany("DELETE FROM sync_blobs WHERE sha256 = ?",
+                                       [(sha,) for sha in lost])
+            _ensure_blobs(store, client, lost, summary)
             again = {r.id: r for r in _post(client, [r for r in batch if r.id in missing])}
             results = [again.get(r.id, r) for r in results]
         except (_Offline, _Refused, httpx.TransportError):
@@ -443,8 +508,8 @@ def _push_all(store: Store, client: httpx.Client, summary: SyncSummary, batch_si
                 summary.problems.append(f"{r[0]}: fora do protocolo de envio")
         if not batch:
             continue
-        for sha in sorted({b for record in batch for b in record.blobs}):
-            _ensure_blob(store, client, sha, summary)
+        _ensure_blobs(store, client, sorted({b for record in batch for b in record.blobs}),
+                      summary)
         _push_batch(store, client, batch, summary)
 
 

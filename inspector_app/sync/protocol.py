@@ -25,6 +25,9 @@ MAX_PUSH_RECORDS = 100
 DEFAULT_PULL_LIMIT = 500
 MAX_PULL_LIMIT = 1000
 PUBLIC_KEY_BYTES = 32
+MAX_BLOB_QUERY = 1000
+MAX_BUNDLE_PARTS = 1000
+BUNDLE_MEDIA_TYPE = "application/vnd.inspector.blob-bundle"
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 # Narrow alphabets wherever a field is stored in an indexed column: no control characters
@@ -188,6 +191,40 @@ class PullPage(_Model):
     changes: list[Change]
     next_cursor: int = Field(ge=0)
     more: bool
+
+
+# --- blobs in bulk ------------------------------------------------------------------------------
+
+
+class BlobQuery(_Model):
+    """Which of these files does HQ lack? (one request instead of a HEAD per file)"""
+
+    sha256: list[Sha256] = Field(min_length=1, max_length=MAX_BLOB_QUERY)
+
+
+class BlobMissing(_Model):
+    missing: list[str]
+
+
+class BundlePart(_Model):
+    """HQ's answer for one file of a bundle: ``stored`` (new, on disk and fsynced),
+    ``present`` (HQ had it already) or ``refused`` (its bytes do not hash to its name, or it
+    is larger than HQ accepts); ``reason`` says why in Portuguese."""
+
+    sha256: str
+    status: Literal["stored", "present", "refused"]
+    reason: str | None = None
+
+
+class BundleResponse(_Model):
+    parts: list[BundlePart]
+
+
+def bundle_part_header(sha256: str, size: int) -> bytes:
+    """A bundle is files one after another, each preceded by the ASCII line
+    ``<sha256> <size>\n`` (lowercase hex, decimal byte count): no escaping, no multipart
+    parser, and HQ hashes each file as it streams in."""
+    return f"{sha256} {size}\n".encode("ascii")
 
 
 # --- verification and health ------------------------------------------------------------------

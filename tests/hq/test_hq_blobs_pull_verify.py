@@ -1,4 +1,4 @@
-"""HQ blobs (HEAD/PUT by SHA-256), pull (server order, pages, tombstones, per-device
+"""HQ blobs (HEAD/PUT by SHA-256, which are missing, bundles), pull (server order, pages, tombstones, per-device
 ranges), public verification, health, OpenAPI and the Alembic schema."""
 
 from __future__ import annotations
@@ -14,7 +14,12 @@ from hqkit import MAX_BLOB_BYTES, SimDevice
 from inspector_app.hq.numbering import account, allocate_range
 from inspector_app.hq.registry import RegistryError, delete_reference, import_registry
 from inspector_app.hq.tables import metadata
-from inspector_app.sync.protocol import API_PREFIX
+from inspector_app.sync.protocol import (
+    API_PREFIX,
+    BUNDLE_MEDIA_TYPE,
+    MAX_BUNDLE_PARTS,
+    bundle_part_header,
+)
 
 # --- blobs ------------------------------------------------------------------------------------
 
@@ -56,6 +61,88 @@ def test_a_blob_name_that_is_not_a_sha256_is_422_and_blobs_need_a_token(hq, devi
         assert client.put(f"{API_PREFIX}/blobs/ABC", content=b"x").status_code == 422
     with hq.client() as anonymous:
         assert anonymous.put(f"{API_PREFIX}/blobs/{'0' * 64}", content=b"x").status_code == 401
+
+
+def bundle(*files: bytes, shas: list[str] | None = None) -> bytes:
+    names = shas or [hashlib.sha256(f).hexdigest() for f in files]
+    return b"".join(bundle_part_header(sha, len(f)) + f for sha, f in zip(names, files, strict=True))
+
+
+def test_hq_says_which_blobs_it_lacks_in_the_order_asked_without_repeats(hq, device):
+    here, absent = (hashlib.sha256(d).hexdigest() for d in (b"here", b"absent"))
+    device.put_blob(b"here")
+    with device.client() as client:
+        answer = client.post(f"{API_PREFIX}/blobs/missing",
+                             json={"sha256": [absent, here, absent]})
+        assert client.post(f"{API_PREFIX}/blobs/missing",
+                           json={"sha256": ["ABC"]}).status_code == 422
+    assert answer.status_code == 200 and answer.json() == {"missing": [absent]}
+    with hq.client() as anonymous:
+        assert anonymous.post(f"{API_PREFIX}/blobs/missing",
+                              json={"sha256": [here]}).status_code == 401
+
+
+def test_a_bundle_stores_each_file_and_answers_each_in_order(hq, device):
+    device.put_blob(b"already here")
+    good, forged = b"\xff\xd8 foto 1", b"adulterado"
+    named = [hashlib.sha256(x).hexdigest() for x in (good, b"already here", b"original",
+                                                        good, b"")]
+    body = bundle(good, b"already here", forged, good, b"", shas=named)
+    with device.client() as client:
+        response = client.post(f"{API_PREFIX}/blobs/bundle", content=body,
+                               headers={"Content-Type": BUNDLE_MEDIA_TYPE})
+    assert response.status_code == 200
+    parts = response.json()["parts"]
+    assert [p["status"] for p in parts] == ["stored", "present", "refused", "present",
+                                            "stored"]
+    assert "SHA-256" in parts[2]["reason"]
+    assert hq.blobs.path(named[0]).read_bytes() == good and hq.blobs.has(named[4])
+    assert not hq.blobs.has(named[2])
+    assert not list(hq.settings.blob_dir.rglob(".upload-*"))
+
+
+@pytest.mark.parametrize(("body", "word"), [
+    (b"", "vazio"),
+    (b"not a header\n123", "cabeçalho"),
+    (b"x" * 200, "cabeçalho"),
+    (bundle_part_header("ab" * 32, 10) + b"short", "truncado"),
+    (bundle_part_header("AB" * 32, 1) + b"x", "cabeçalho"),
+])
+def test_a_malformed_bundle_is_400_and_leaves_nothing_half_written(hq, device, body, word):
+    with device.client() as client:
+        response = client.post(f"{API_PREFIX}/blobs/bundle", content=body)
+    assert response.status_code == 400 and word in response.json()["detail"]
+    assert not list(hq.settings.blob_dir.rglob(".upload-*"))
+
+
+def test_a_bundle_cut_mid_file_keeps_the_whole_files_before_it(hq, device):
+    whole, cut = b"arquivo inteiro", b"arquivo cortado" * 100
+    body = bundle(whole, cut)
+    with device.client() as client:
+        response = client.post(f"{API_PREFIX}/blobs/bundle", content=body[: len(body) - 50])
+    assert response.status_code == 400 and "truncado na parte 2" in response.json()["detail"]
+    assert hq.blobs.has(hashlib.sha256(whole).hexdigest())
+    assert not hq.blobs.has(hashlib.sha256(cut).hexdigest())
+    assert not list(hq.settings.blob_dir.rglob(".upload-*"))
+
+
+def test_a_bundle_file_larger_than_the_limit_is_refused_and_the_rest_stored(hq, device):
+    big, small = b"x" * (MAX_BLOB_BYTES + 1), b"pequeno"
+    with device.client() as client:
+        parts = client.post(f"{API_PREFIX}/blobs/bundle",
+                            content=bundle(big, small)).json()["parts"]
+    assert [p["status"] for p in parts] == ["refused", "stored"]
+    assert "limite" in parts[0]["reason"]
+
+
+def test_a_bundle_with_too_many_files_is_400_and_needs_a_token(hq, device):
+    files = [str(i).encode() for i in range(MAX_BUNDLE_PARTS + 1)]
+    with device.client() as client:
+        response = client.post(f"{API_PREFIX}/blobs/bundle", content=bundle(*files))
+    assert response.status_code == 400 and str(MAX_BUNDLE_PARTS) in response.json()["detail"]
+    with hq.client() as anonymous:
+        assert anonymous.post(f"{API_PREFIX}/blobs/bundle",
+                              content=bundle(b"x")).status_code == 401
 
 
 # --- pull -------------------------------------------------------------------------------------

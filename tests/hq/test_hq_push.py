@@ -238,3 +238,44 @@ def test_an_unreachable_database_is_a_503_the_device_retries_not_a_500(tmp_path)
     assert push.status_code == 503 and push.headers["Retry-After"] == "5"
     assert "indisponível" in push.json()["detail"]
     assert health.status_code == 503 and health.json()["status"] == "degraded"
+
+
+def test_a_batch_that_loses_a_race_is_answered_again_record_by_record(hq, device, monkeypatch):
+    # The batch path checks numbers with one query; make that query miss the record another
+    # push committed just after it (the race window). The batch insert then hits the unique
+    # index and the batch is answered record by record, each in its own savepoint.
+    first = device.record(device.envelope(number=7))
+    assert device.push_one(first)["status"] == "accepted"
+    real, calls = ingest._numbers_taken, []
+
+    def blind_once(conn, candidates):
+        calls.append(len(candidates))
+        return {} if len(calls) == 1 else real(conn, candidates)
+
+    monkeypatch.setattr(ingest, "_numbers_taken", blind_once)
+    fresh, clash = device.record(device.envelope(number=8)), device.record(device.envelope(number=7))
+    results = device.push(fresh, clash).json()["results"]
+    assert calls[0] == 2 and len(calls) > 1  # the batch query, then record by record
+    assert [r["status"] for r in results] == ["accepted", "rejected"]
+    assert results[1]["reason"].startswith("number_taken:")
+    assert held(hq, fresh.id) == fresh.sha256 and held(hq, clash.id) is None
+    assert receipts(hq, fresh.id) == [("accepted", None)]
+
+
+def test_concurrent_pushes_of_the_same_batch_store_each_record_once(hq, device):
+    from concurrent.futures import ThreadPoolExecutor
+
+    batch = [device.record() for _ in range(20)]
+
+    def push(_):
+        with device.client() as client:
+            body = {"records": [r.model_dump() for r in batch]}
+            return client.post(f"{API_PREFIX}/push", json=body).json()["results"]
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(push, range(4)))
+    for index, record in enumerate(batch):
+        statuses = sorted(a[index]["status"] for a in answers)
+        assert statuses == ["accepted", "duplicate", "duplicate", "duplicate"], statuses
+        assert held(hq, record.id) == record.sha256
+    assert hq.scalar("SELECT COUNT(*) FROM records") == len(batch)

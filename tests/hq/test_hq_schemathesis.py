@@ -21,7 +21,10 @@ from schemathesis.specs.openapi.checks import (
 
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.main import create_app
-from inspector_app.sync.protocol import API_PREFIX
+from inspector_app.sync.protocol import API_PREFIX, BUNDLE_MEDIA_TYPE
+
+# A bundle is bytes (files framed by '<sha256> <size>' lines): send the generated body as is.
+schemathesis.serializer.alias(BUNDLE_MEDIA_TYPE, "application/octet-stream")
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]

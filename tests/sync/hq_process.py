@@ -56,7 +56,7 @@ class HQProcess:
 def main(argv: list[str]) -> None:
     url, blob_dir, port = argv[0], Path(argv[1]), int(argv[2])
     if "--no-idempotency" in argv:
-        ingest._existing = lambda conn, record, device: None  # type: ignore[assignment]
+        ingest._answer_from_held = lambda record, device, held: None  # type: ignore[assignment]
     app = create_app(Settings(database_url=url, blob_dir=blob_dir))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
 

@@ -235,7 +235,8 @@ def test_every_record_reaches_hq_exactly_once_through_faults_and_an_hq_crash(tmp
     print(f"faults {outcome.faults}, faulty syncs {outcome.faulty_syncs}")
     assert outcome.problems == []
     assert outcome.hq_killed
-    assert outcome.faults.get("lose", 0) >= 1 and sum(outcome.faults.values()) > 200
+    faulted = sum(n for mode, n in outcome.faults.items() if mode != "pass")
+    assert outcome.faults.get("lose", 0) >= 1 and faulted >= 20
     assert set(outcome.faults) >= {"pass", "lose", "reset", "drop"}
 
 

@@ -194,42 +194,67 @@ def test_records_sealed_in_demo_mode_before_enrolment_are_rejected_and_kept(hq, 
     assert record_count(store) == 2
 
 
+def bundle_shas(content: bytes) -> list[str]:
+    """The files of a blob bundle, in order (each part: '<sha256> <size>\\n' + bytes)."""
+    shas, pos = [], 0
+    while pos < len(content):
+        end = content.index(b"\n", pos)
+        sha, size = content[pos:end].decode().split(" ")
+        shas.append(sha)
+        pos = end + 1 + int(size)
+    return shas
+
+
 def test_blobs_go_before_the_record_that_needs_them_and_are_never_sent_twice(hq, make_store):
     store = enrolled(hq, make_store())
     ids = seal_autos(store, 2)
     needed = {sha for rid in ids for sha in blobs_of_envelope(load_record(store, rid).envelope)}
     assert needed
-    transport = FaultTransport()
+    sent: list[str] = []
+
+    def note_bundles(request, n):
+        if request.url.path.endswith("/blobs/bundle"):
+            sent.extend(bundle_shas(request.content))
+
+    transport = FaultTransport(fault=note_bundles)
     summary = sync.sync_once(store, transport=transport)
     assert summary.ok and summary.blobs_uploaded == len(needed)
     first_push = transport.log.index(("POST", f"{API_PREFIX}/push"))
-    puts = [i for i, (m, _) in enumerate(transport.log) if m == "PUT"]
-    assert len(puts) == len(needed) and max(puts) < first_push
+    asked = transport.log.index(("POST", f"{API_PREFIX}/blobs/missing"))
+    bundles = [i for i, (_, p) in enumerate(transport.log) if p.endswith("/blobs/bundle")]
+    assert asked < min(bundles) and max(bundles) < first_push
+    assert sorted(sent) == sorted(needed)  # each file once
     assert all(hq.blobs.has(sha) for sha in needed)
     again = FaultTransport()
     sync.sync_once(store, transport=again)
-    assert again.count("PUT") == 0 and again.count("HEAD") == 0
+    assert again.count("POST", f"{API_PREFIX}/blobs") == 0  # confirmed: not even asked
 
 
-def test_an_interrupted_upload_resumes_without_resending_finished_files(hq, make_store):
+def test_an_interrupted_upload_resumes_without_resending_finished_files(hq, make_store,
+                                                                       monkeypatch):
+    monkeypatch.setattr(sync, "BUNDLE_BYTES", 1)  # one file per bundle: several requests
     store = enrolled(hq, make_store())
     seal_autos(store, 2)
-    puts = []
+    bundles: list[list[str]] = []
 
-    def drop_third_put(request, n):
-        if request.method == "PUT":
-            puts.append(request.url.path)
-            if len(puts) == 3:
+    def drop_third_bundle(request, n):
+        if request.url.path.endswith("/blobs/bundle"):
+            bundles.append(bundle_shas(request.content))
+            if len(bundles) == 3:
                 raise httpx.RemoteProtocolError("connection reset mid-body", request=request)
 
-    first = sync.sync_once(store, transport=FaultTransport(fault=drop_third_put))
+    first = sync.sync_once(store, transport=FaultTransport(fault=drop_third_bundle))
     assert not first.ok and first.blobs_uploaded == 2 and first.pushed == 0
-    done = set(puts[:2])
-    resume = FaultTransport()
-    second = sync.sync_once(store, transport=resume)
+    done = {sha for bundle in bundles[:2] for sha in bundle}
+    resent: list[str] = []
+
+    def note(request, n):
+        if request.url.path.endswith("/blobs/bundle"):
+            resent.extend(bundle_shas(request.content))
+
+    second = sync.sync_once(store, transport=FaultTransport(fault=note))
     assert second.ok and second.pending == 0
-    resent = {p for m, p in resume.log if m == "PUT"}
-    assert resent and not resent & done
+    assert resent and not set(resent) & done
 
 
 def test_a_blob_hq_lost_is_uploaded_again_and_the_record_pushed_in_the_same_run(hq, make_store):

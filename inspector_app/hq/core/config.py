@@ -33,6 +33,7 @@ class Settings:
     blob_dir: Path
     enrol_failures_per_minute: int = 5
     max_blob_bytes: int = 64 * 1024 * 1024
+    max_bundle_bytes: int = 256 * 1024 * 1024
 
     @classmethod
     def from_env(

@@ -1,8 +1,14 @@
-"""HEAD / PUT /api/v1/blobs/{sha256}: content-addressed files (photos, signatures, PDFs)."""
+"""Content-addressed files (photos, signatures, PDFs) under /api/v1/blobs.
+
+``POST /blobs/missing`` (which of these does HQ lack?) and ``POST /blobs/bundle`` (many files
+in one request) are what the device's sync uses; ``HEAD``/``PUT /blobs/{sha256}`` handle one
+file at a time (tools, tests, a hand upload).
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request, Response
@@ -11,7 +17,15 @@ from starlette.requests import ClientDisconnect
 
 from inspector_app.hq.api.deps import DeviceDep, StateDep
 from inspector_app.hq.blobs import BlobError
-from inspector_app.sync.protocol import ErrorBody
+from inspector_app.sync.protocol import (
+    BUNDLE_MEDIA_TYPE,
+    MAX_BUNDLE_PARTS,
+    BlobMissing,
+    BlobQuery,
+    BundlePart,
+    BundleResponse,
+    ErrorBody,
+)
 
 
 class BlobRefused(BaseModel):
@@ -71,3 +85,57 @@ async def put_blob(
         log.info("upload of %s from device %s cut short by the client", sha256[:12], device.id)
         return Response(status_code=400)
     return Response(status_code=201 if created else 200)
+
+
+@router.post(
+    "/blobs/missing",
+    response_model=BlobMissing,
+    responses={400: {"model": ErrorBody, "description": "the body is not JSON"},
+               401: {"model": ErrorBody}, 403: {"model": ErrorBody}},
+)
+def blobs_missing(body: BlobQuery, device: DeviceDep, state: StateDep) -> BlobMissing:
+    """The files of the list HQ does not have, in the order asked, without repeats."""
+    return BlobMissing(missing=[sha for sha in dict.fromkeys(body.sha256)
+                                if not state.blobs.has(sha)])
+
+
+@router.post(
+    "/blobs/bundle",
+    response_model=BundleResponse,
+    responses={
+        400: {"model": ErrorBody, "description": "empty, not framed as a bundle, truncated, "
+              f"or more than {MAX_BUNDLE_PARTS} files (whole files before the fault are kept)"},
+        401: {"model": ErrorBody},
+        403: {"model": ErrorBody},
+        413: {"model": ErrorBody, "description": "larger than the server accepts"},
+    },
+    openapi_extra={"requestBody": {"required": True, "content": {
+        BUNDLE_MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}},
+        "description": "files one after another, each preceded by the ASCII line "
+                       "'<sha256> <size>\\n'"}},
+)
+async def post_bundle(request: Request, device: DeviceDep,
+                      state: StateDep) -> BundleResponse | Response:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > state.settings.max_bundle_bytes:
+        raise HTTPException(status_code=413, detail="Pacote maior que o limite da sede.")
+    try:
+        parts = await state.blobs.put_bundle(
+            _limited(request, state.settings.max_bundle_bytes),
+            max_bytes=state.settings.max_blob_bytes, max_parts=MAX_BUNDLE_PARTS)
+    except BlobError as exc:
+        raise HTTPException(status_code=exc.status, detail=exc.detail) from None
+    except ClientDisconnect:
+        log.info("bundle from device %s cut short by the client (whole files kept)", device.id)
+        return Response(status_code=400)
+    return BundleResponse(parts=[BundlePart(sha256=sha, status=status, reason=reason)
+                                 for sha, status, reason in parts])
+
+
+async def _limited(request: Request, limit: int) -> AsyncIterator[bytes]:
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BlobError(413, "Pacote maior que o limite da sede.")
+        yield chunk
