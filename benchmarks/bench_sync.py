@@ -1,10 +1,13 @@
-"""Sync benchmarks (issue 5), each against a real uvicorn on loopback:
+"""Sync benchmarks (issue 5), each against a real server on loopback running in its own
+process (``inspector-hq serve`` as an administrator starts it; the raw sink likewise), so the
+client being measured does not share an interpreter with the server:
 
 * push: one device store with 1,000 sealed records naming 4,000 photos (16 KiB of random
   bytes each, 64 MiB in all: small photos keep ``make bench`` short), pushed by
-  ``sync_once`` (HEAD + PUT per photo, batches of 100) to an HQ on SQLite; compared with a
-  raw HTTP upload of the same bytes (one keep-alive client PUTting every photo and POSTing
-  every payload to a server that only reads the body). Aim: raw time / sync time ≥ 0.5.
+  ``sync_once`` (which of them HQ lacks, then bundles of about 8 MiB, then batches of 100
+  records) to an HQ on SQLite; compared with a raw HTTP upload of the same bytes (one
+  keep-alive client PUTting every photo and POSTing every payload to a server that only
+  reads the body). Aim: raw time / sync time ≥ 0.5.
 * ingest: 20 simulated devices pushing concurrently (batches of 20 signed records) to an HQ
   on PostgreSQL at 127.0.0.1:5432 (a fresh database, dropped after); records/s and the p99
   latency of a push request. Aim: ≥ 300 records/s, p99 ≤ 500 ms. Skipped (one row saying
@@ -14,10 +17,13 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import random
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -29,14 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
-from fastapi import FastAPI, Request, Response
 
 from benchmarks import stats
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine, upgrade
 from inspector_app.hq.devices import create_enrolment_code
-from inspector_app.hq.main import create_app
 from inspector_app.security.keys import DeviceKey
 from inspector_app.security.records import canonical_json, sha256_hex
 from inspector_app.store.db import open_store
@@ -56,33 +59,45 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _serve(app: Any) -> Iterator[str]:
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("benchmark server did not start")
-        time.sleep(0.01)
+def _serve(argv: list[str], port: int, ready_path: str) -> Iterator[str]:
+    """Run ``argv`` (a server listening on ``port``) as a child process until the block
+    ends; waits until ``GET ready_path`` answers."""
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        yield f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url + ready_path, timeout=1).status_code < 500:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                raise RuntimeError(f"benchmark server did not start: {stderr[-2000:]}")
+            time.sleep(0.05)
+        yield url
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
-def _sink() -> FastAPI:
-    app = FastAPI()
+def _serve_hq(settings: Settings, workers: int = 1) -> contextlib.AbstractContextManager[str]:
+    port = _free_port()
+    hq = Path(sys.executable).with_name("inspector-hq")
+    argv = [str(hq) if hq.exists() else "inspector-hq", "serve", "--database-url",
+            settings.database_url, "--blob-dir", str(settings.blob_dir), "--port", str(port),
+            "--log-level", "warning", "--workers", str(workers)]
+    return _serve(argv, port, f"{API_PREFIX}/health")
 
-    @app.api_route("/sink/{name}", methods=["PUT", "POST"])
-    async def sink(name: str, request: Request) -> Response:
-        await request.body()
-        return Response(status_code=204)
 
-    return app
+def _serve_sink() -> contextlib.AbstractContextManager[str]:
+    port = _free_port()
+    return _serve([sys.executable, "-m", "benchmarks.sink", str(port)], port, "/sink/ready")
 
 
 def _row(name: str, ms: float, p95: float, vs: str) -> dict[str, object]:
@@ -97,7 +112,7 @@ def bench_push(folder: Path) -> list[dict[str, object]]:
     rng = random.Random(5)
     photos: list[bytes] = []
     try:
-        with _serve(create_app(settings)) as url:
+        with _serve_hq(settings) as url:
             sync.enrol(store, hq_url=url,
                        code=create_enrolment_code(engine, series="AI", range_size=RECORDS + 10))
             drafts = []
@@ -121,7 +136,7 @@ def bench_push(folder: Path) -> list[dict[str, object]]:
             sync_ms = (time.perf_counter() - t0) * 1000
             if not summary.ok or summary.accepted != RECORDS:
                 raise RuntimeError(f"push benchmark did not deliver: {summary.as_json()}")
-        with _serve(_sink()) as sink, httpx.Client(base_url=sink) as client:
+        with _serve_sink() as sink, httpx.Client(base_url=sink) as client:
             t0 = time.perf_counter()
             for i, data in enumerate(photos):
                 client.put(f"/sink/p{i}", content=data)
@@ -186,7 +201,7 @@ def bench_ingest(folder: Path) -> list[dict[str, object]]:
     engine = make_engine(settings.database_url)
     try:
         upgrade(engine)
-        with _serve(create_app(settings)) as url:
+        with _serve_hq(settings) as url:
             devices = [_Device(url, engine) for _ in range(DEVICES)]
             batches = [[[d.record() for _ in range(BATCH)] for _ in range(PER_DEVICE // BATCH)]
                        for d in devices]

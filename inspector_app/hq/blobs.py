@@ -5,11 +5,12 @@ it was sent under is renamed into place (atomic, fsynced). Sending a blob that i
 there is harmless: the copy is checked and discarded.
 
 A bundle (``put_bundle``, the framing in ``sync.protocol.bundle_part_header``) carries many
-files in one request: each is hashed as it streams into its own temporary file; at the end
-the verified ones are fsynced, renamed into place and each touched folder fsynced once (not
-once per file), in a worker thread so the event loop keeps serving. Every file received
-whole and verified is kept even when the request breaks off after it, so an interrupted
-upload resumes without sending it again.
+files in one request: each is hashed as it streams in (held in memory up to 1 MiB, beyond
+that in a temporary file); a file already here is skipped unread. At the end the verified
+ones are written, fsynced and renamed into place, a few at a time, and each touched folder
+fsynced once (not once per file), in a worker thread so the event loop keeps serving.
+Every file received whole and verified is kept even when the request breaks off after it,
+so an interrupted upload resumes without sending it again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import re
 import tempfile
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -31,21 +33,26 @@ from inspector_app.fileio import fsync_folder
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PART_HEADER = re.compile(rb"([0-9a-f]{64}) ([0-9]{1,15})")
 _MAX_HEADER = 96
+_SPILL_BYTES = 1024 * 1024  # a bundled file larger than this waits in a temporary file
+_COMMIT_THREADS = 8
 
 PartStatus = Literal["stored", "present", "refused"]
 
 
 @dataclass
 class _Part:
-    """One file of a bundle while its bytes arrive."""
+    """One file of a bundle while its bytes arrive: in memory up to ``_SPILL_BYTES``, then
+    in a temporary file beside its final place."""
 
     sha256: str
     size: int
     received: int = 0
     digest: hashlib._Hash = field(default_factory=hashlib.sha256)
+    memory: bytearray | None = field(default_factory=bytearray)
     tmp: str | None = None
-    handle: BinaryIO | None = None  # None: refused up front, its bytes are skipped
-    refused: str | None = None
+    handle: BinaryIO | None = None
+    # Decided from the header alone (already here, too large): the bytes are skipped.
+    decided: tuple[PartStatus, str | None] | None = None
 
 
 class BlobError(ValueError):
@@ -117,7 +124,7 @@ class BlobStore:
         bundle, truncated, or has more than ``max_parts`` parts; files before the fault
         that arrived whole and verified are kept all the same."""
         answers: list[tuple[str, PartStatus, str | None]] = []
-        verified: dict[str, str] = {}  # sha256 -> temporary file, to rename into place
+        verified: dict[str, _Part] = {}  # to write (or rename) into place at the end
         header = bytearray()
         part: _Part | None = None
         try:
@@ -135,16 +142,13 @@ class BlobStore:
                         pos = end + 1
                         if len(answers) >= max_parts:
                             raise BlobError(400, f"pacote com mais de {max_parts} arquivos")
-                        part = self._open_part(bytes(header), max_bytes, len(answers) + 1)
+                        part = self._open_part(bytes(header), max_bytes, len(answers) + 1,
+                                               verified)
                         header.clear()
                     else:
                         take = min(part.size - part.received, len(chunk) - pos)
-                        piece = chunk[pos:pos + take]
-                        part.received += take
+                        self._take(part, chunk[pos:pos + take])
                         pos += take
-                        if part.handle is not None:
-                            part.digest.update(piece)
-                            part.handle.write(piece)
                     if part is not None and part.received == part.size:
                         answers.append(self._close_part(part, verified))
                         part = None
@@ -156,37 +160,52 @@ class BlobStore:
             if part is not None:
                 self._discard(part)
             if verified:
-                await anyio.to_thread.run_sync(self._commit, verified)
+                await anyio.to_thread.run_sync(self._commit, list(verified.values()))
         return answers
 
-    def _open_part(self, header: bytes, max_bytes: int, index: int) -> _Part:
+    def _open_part(self, header: bytes, max_bytes: int, index: int,
+                   verified: dict[str, _Part]) -> _Part:
         match = _PART_HEADER.fullmatch(header)
         if match is None:
             raise BlobError(400, f"parte {index} do pacote sem cabeçalho '<sha256> <tamanho>'")
         part = _Part(sha256=match.group(1).decode("ascii"), size=int(match.group(2)))
         if part.size > max_bytes:
-            part.refused = f"arquivo maior que o limite de {max_bytes} bytes"
-            return part
-        target = self.path(part.sha256)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, part.tmp = tempfile.mkstemp(prefix=".upload-", dir=target.parent)
-        part.handle = os.fdopen(fd, "wb")
+            part.decided = ("refused", f"arquivo maior que o limite de {max_bytes} bytes")
+        elif part.sha256 in verified or self.has(part.sha256):
+            part.decided = ("present", None)  # named by its hash: what is here is the same
+        if part.decided is not None:
+            part.memory = None
         return part
 
+    def _take(self, part: _Part, piece: bytes) -> None:
+        part.received += len(piece)
+        if part.decided is not None:
+            return
+        part.digest.update(piece)
+        if part.memory is not None:
+            part.memory += piece
+            if len(part.memory) <= _SPILL_BYTES:
+                return
+            target = self.path(part.sha256)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, part.tmp = tempfile.mkstemp(prefix=".upload-", dir=target.parent)
+            part.handle = os.fdopen(fd, "wb")
+            piece, part.memory = bytes(part.memory), None
+        assert part.handle is not None
+        part.handle.write(piece)
+
     def _close_part(self, part: _Part,
-                    verified: dict[str, str]) -> tuple[str, PartStatus, str | None]:
-        if part.refused is not None:
-            return part.sha256, "refused", part.refused
-        assert part.handle is not None and part.tmp is not None
-        part.handle.close()
+                    verified: dict[str, _Part]) -> tuple[str, PartStatus, str | None]:
+        if part.decided is not None:
+            return part.sha256, *part.decided
+        if part.handle is not None:
+            part.handle.close()
+            part.handle = None
         actual = part.digest.hexdigest()
         if actual != part.sha256:
             self._discard(part)
             return part.sha256, "refused", f"o conteúdo recebido tem SHA-256 {actual}"
-        if part.sha256 in verified or self.has(part.sha256):
-            self._discard(part)
-            return part.sha256, "present", None
-        verified[part.sha256] = part.tmp
+        verified[part.sha256] = part
         return part.sha256, "stored", None
 
     @staticmethod
@@ -197,17 +216,29 @@ class BlobStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(part.tmp)
 
-    def _commit(self, verified: dict[str, str]) -> None:
-        """fsync each file, rename it into place, then fsync each touched folder once."""
-        folders = set()
-        for sha256, tmp in verified.items():
-            fd = os.open(tmp, os.O_RDONLY)
+    def _commit(self, parts: list[_Part]) -> None:
+        """Write (or fsync) each file and rename it into place, several at a time (the
+        file system commits concurrent fsyncs together), then fsync each touched folder
+        once."""
+        with ThreadPoolExecutor(_COMMIT_THREADS) as pool:
+            folders = set(pool.map(self._place, parts))
+        for folder in sorted(folders):
+            fsync_folder(folder)
+
+    def _place(self, part: _Part) -> Path:
+        target = self.path(part.sha256)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if part.tmp is None:
+            fd, part.tmp = tempfile.mkstemp(prefix=".upload-", dir=target.parent)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(part.memory or b"")
+                handle.flush()
+                os.fsync(handle.fileno())
+        else:
+            fd = os.open(part.tmp, os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            target = self.path(sha256)
-            os.replace(tmp, target)
-            folders.add(target.parent)
-        for folder in sorted(folders):
-            fsync_folder(folder)
+        os.replace(part.tmp, target)
+        return target.parent

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -60,23 +59,30 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    import os
+
     import uvicorn
 
-    from inspector_app.hq.logs import install_redaction
-    from inspector_app.hq.main import create_app
+    from inspector_app.hq.logs import configure_serve_logging
+    from inspector_app.hq.main import LOG_LEVEL_ENV, create_app
 
     settings = _settings(args)
     _engine(args).dispose()
-    config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
-                            log_level=args.log_level, server_header=False)
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
-    hq_log = logging.getLogger("inspector_app.hq")
-    hq_log.setLevel(args.log_level.upper())
-    hq_log.addHandler(handler)
-    hq_log.propagate = False
-    install_redaction()
-    uvicorn.Server(config).run()
+    if args.workers < 1:
+        raise CommandError("--workers deve ser pelo menos 1")
+    if args.workers == 1:
+        config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
+                                log_level=args.log_level, server_header=False)
+        configure_serve_logging(args.log_level)
+        uvicorn.Server(config).run()
+        return EXIT_OK
+    # Each worker process builds its own app from the environment.
+    os.environ.update({"DATABASE_URL": settings.database_url,
+                       "HQ_BLOB_DIR": str(settings.blob_dir), LOG_LEVEL_ENV: args.log_level})
+    configure_serve_logging(args.log_level)
+    uvicorn.run("inspector_app.hq.main:create_app_from_env", factory=True,
+                workers=args.workers, host=args.host, port=args.port,
+                log_level=args.log_level, server_header=False)
     return EXIT_OK
 
 
@@ -193,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--blob-dir", default=None)
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (default 1; each keeps its own enrolment "
+                   "rate-limit counts)")
     p = leaf(sub, "enrol-code", "print a one-time enrolment code", _cmd_enrol_code)
     p.add_argument("--ttl-minutes", type=int, default=60)
     p.add_argument("--series", default="AI", help="talonário series of the first range")

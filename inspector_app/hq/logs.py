@@ -37,3 +37,16 @@ def install_redaction() -> None:
         for handler in logging.getLogger(name).handlers:
             if not any(isinstance(f, RedactingFilter) for f in handler.filters):
                 handler.addFilter(RedactingFilter())
+
+
+def configure_serve_logging(level: str) -> None:
+    """The HQ logger at ``level`` on stderr, then redaction on every handler: what
+    ``inspector-hq serve`` does in its process and in each worker process."""
+    hq_log = logging.getLogger("inspector_app.hq")
+    if not hq_log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+        hq_log.addHandler(handler)
+    hq_log.setLevel(level.upper())
+    hq_log.propagate = False
+    install_redaction()

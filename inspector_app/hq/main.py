@@ -7,6 +7,7 @@ start, so two servers never race to change the schema.
 from __future__ import annotations
 
 import logging
+import os
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -23,6 +24,7 @@ from inspector_app.hq.core.security import FailureLimiter
 from inspector_app.sync.protocol import API_PREFIX
 
 log = logging.getLogger("inspector_app.hq")
+LOG_LEVEL_ENV = "INSPECTOR_HQ_LOG_LEVEL"
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -48,6 +50,16 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(OperationalError, _database_unavailable)
     return app
+
+
+def create_app_from_env() -> FastAPI:
+    """The app with settings from the environment (``DATABASE_URL``, ``HQ_BLOB_DIR``,
+    ``INSPECTOR_HQ_DATA_DIR``): the factory each worker process of ``inspector-hq serve
+    --workers N`` (or ``uvicorn --factory``) builds its app with."""
+    from inspector_app.hq.logs import configure_serve_logging
+
+    configure_serve_logging(os.environ.get(LOG_LEVEL_ENV, "info"))
+    return create_app(Settings.from_env())
 
 
 def _unavailable(exc: Exception) -> bool:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from hqkit import TLS, SimDevice, free_port
 
 from inspector_app.hq.cli import main
@@ -133,7 +134,8 @@ class _ExternalHQ:
         return httpx.Client(base_url=self.url, headers=headers, timeout=10, verify=TLS, **kwargs)
 
 
-def test_serve_runs_hq_and_its_log_never_shows_cpf_or_cnh(tmp_path, capsys):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_runs_hq_and_its_log_never_shows_cpf_or_cnh(tmp_path, capsys, workers):
     data = ["--data-dir", str(tmp_path)]
     assert run(capsys, "init", *data)[0] == 0
     code = run(capsys, "enrol-code", *data)[1].strip()
@@ -141,7 +143,8 @@ def test_serve_runs_hq_and_its_log_never_shows_cpf_or_cnh(tmp_path, capsys):
     log_path = tmp_path / "serve.log"
     with log_path.open("wb") as log:
         server = subprocess.Popen([Path(sys.executable).with_name("inspector-hq"), "serve",
-                                   *data, "--port", str(port)], stdout=log,
+                                   *data, "--port", str(port), "--workers", str(workers)],
+                                  stdout=log,
                                   stderr=subprocess.STDOUT, env={**os.environ})
     try:
         hq = _ExternalHQ(f"http://127.0.0.1:{port}")
