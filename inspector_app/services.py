@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from inspector_app.calendars import calendar_around
 from inspector_app.domain.case import Case, CaseError, parse_case
@@ -35,6 +35,9 @@ from inspector_app.store.sealing import (
     new_record_id,
     seal_records,
 )
+
+if TYPE_CHECKING:
+    from inspector_app.store.reference import StandingView
 
 MIN_REASON = 10
 BRASILIA = dt.timezone(dt.timedelta(hours=-3), "UTC-03:00")
@@ -428,6 +431,17 @@ def _case_data(store: Store, insp: repo.InspectionRow,
         "checklist": checklist, "infractions": list(extra), "facts": insp.facts,
         "history": _history(store, insp),
     }
+
+
+def hq_standing(*, store: Store, inspection_id: str) -> StandingView | None:
+    """HQ's standing of the inspected vehicle's permit holder, or of its plate when it has
+    none; None when HQ has sent none. Shown beside the engine's outcome, which does not
+    use it."""
+    from inspector_app.store import reference
+
+    insp = _inspection(store, inspection_id)
+    return reference.standing_for(store, holder_id=insp.vehicle.get("holder_id"),
+                                  plate_key=insp.plate_key)
 
 
 def evaluate_inspection(*, store: Store, inspection_id: str,

@@ -85,6 +85,19 @@ _REQUIRED_HEADER: dict[str, tuple[str, ...]] = {
 }
 
 
+# Reference tables HQ publishes but never takes from a file: they are HQ's own results.
+NOT_IMPORTED: dict[str, str] = {
+    "standing": "a situação dos permissionários (pontos, reincidência, cassação) é calculada "
+                "pela sede a partir dos autos recebidos e não se importa nem se apaga por "
+                "arquivo",
+}
+
+
+def _not_imported(text: str) -> str | None:
+    """Why ``text`` names a table that cannot be imported (None for any other name)."""
+    return NOT_IMPORTED.get(text.strip().lower().replace("-", "_").removeprefix("ref_"))
+
+
 class RegistryError(ValueError):
     """A file (or request) that cannot be used as a whole; nothing of it was written."""
 
@@ -362,6 +375,8 @@ def _csv(path: Path, table: str | None, report: ImportReport) -> list[tuple[str,
         named = named or (match.group(1) if match else None)
         offset += 1
     chosen = table or named or path.stem
+    if (why := _not_imported(chosen)) is not None:
+        raise RegistryError(f"{path.name}: tabela {chosen!r}: {why}.")
     name = _table_name(chosen)
     if name is None:
         raise RegistryError(f"{path.name}: tabela {chosen!r} desconhecida; use --table, "
@@ -410,7 +425,9 @@ def _json(path: Path, report: ImportReport) -> list[tuple[str, Rows]]:
     if not isinstance(data, dict):
         raise RegistryError(f"{path.name}: esperado um objeto com as tabelas.")
     for key in data:
-        if key not in COLUMNS:
+        if (why := _not_imported(key)) is not None:
+            report.errors.append(RowError(key, "", f"{why}; ignorada."))
+        elif key not in COLUMNS:
             report.errors.append(RowError(key, "", "tabela desconhecida, ignorada."))
     out: list[tuple[str, Rows]] = []
     for name in TABLE_ORDER:
@@ -485,6 +502,8 @@ _REFERRERS = {
 
 def delete_reference(engine: Engine, table: str, key: str) -> None:
     """Delete row ``key`` of ``table`` (a tombstone every device applies)."""
+    if (why := _not_imported(table)) is not None:
+        raise RegistryError(f"tabela {table!r}: {why}.")
     if table not in COLUMNS:
         raise RegistryError(f"tabela {table!r} desconhecida; use {', '.join(COLUMNS)}.")
     with engine.begin() as conn:

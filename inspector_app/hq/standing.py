@@ -4,8 +4,11 @@ After each accepted ``auto_infracao`` HQ appends its infractions to the ``histor
 reference table (status ``pending``, points as the engine computed them in the sealed
 outcome); a ``cancelamento`` of that auto marks them ``cancelled``. Then the holder's
 standing is recomputed from every history row HQ holds for it and published in the
-``standing`` reference table through the same pull log (``changes``). A device that does
-not know ``standing`` skips it (see ``sync.client._apply_change``).
+``standing`` reference table through the same pull log (``changes``). Devices keep it in
+``ref_standing`` (store migration ``0004_standing``) and show it, labelled as HQ's with its
+``as_of`` date, beside their own computation; their rules engine does not read it. An
+older device that does not know ``standing`` skips it (``sync.client._apply_change``). It
+is never imported from a registry file (``registry.NOT_IMPORTED``).
 
 Cassação (Decreto 15.154/1993, art. 39, I) uses the pack parameter
 ``cassacao.point_windows`` as HQ publishes it in the ``parameters`` reference table for the

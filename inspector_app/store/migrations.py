@@ -27,6 +27,7 @@ REFERENCE_TABLES = (
     "ref_history",
     "ref_parameters",
     "ref_pack_versions",
+    "ref_standing",
 )
 
 _SCHEMA_0001 = [
@@ -230,6 +231,29 @@ _SCHEMA_0003 = [
 @migrations(name="0003_sync")
 def m0003_sync(db: Database) -> None:
     for statement in _SCHEMA_0003:
+        db.execute(statement)
+
+
+_SCHEMA_0004 = [
+    # HQ's standing of each permit holder (key: holder id, or "plate:<plate_key>" for autos
+    # without a holder), recomputed at HQ from every device's autos and pulled like the
+    # other reference tables (hq/standing.py): points per window, reincidence per rule and
+    # the art. 39, I cassação proposal, all as of ``as_of``. Shown beside the device's own
+    # computation; the rules engine does not read it.
+    """CREATE TABLE ref_standing (
+        id TEXT PRIMARY KEY, pack_id TEXT, as_of TEXT NOT NULL, points_json TEXT NOT NULL,
+        reincidence_json TEXT NOT NULL, cassacao_proposed INTEGER NOT NULL,
+        cassacao_json TEXT, windows_json TEXT NOT NULL)""",
+    # Earlier versions skipped the ``standing`` changes in the pull log and moved the cursor
+    # past them: pull the log again from the start (every change is an idempotent upsert or
+    # tombstone, applied in order, so the end state is the same as a new device's).
+    "UPDATE app_meta SET value = '0' WHERE key = 'sync_pull_cursor'",
+]
+
+
+@migrations(name="0004_standing")
+def m0004_standing(db: Database) -> None:
+    for statement in _SCHEMA_0004:
         db.execute(statement)
 
 

@@ -5,11 +5,14 @@ sync). Plates are looked up by :meth:`Plate.canonical_key`, so ``ABC1234`` finds
 registered as ``ABC1C34`` and the reverse. Warnings are computed for a given date with the
 parameters of the vehicle's regulation pack (vistoria period, maximum age); the rules
 engine stays the authority on infractions, these are what the inspector sees first.
+HQ's standing of a holder (``ref_standing``: points, reincidence, cassação proposal from
+every device's autos) is read as HQ published it and labelled as HQ's wherever it is shown.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 import time
 import unicodedata
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector_app.domain.deadlines import add_months
-from inspector_app.domain.identity import check_cnh, normalize_cpf, parse_plate
+from inspector_app.domain.identity import IdentityError, check_cnh, normalize_cpf, parse_plate
 from inspector_app.domain.pack import Pack
 from inspector_app.packs import PackError, get_pack
 from inspector_app.store.db import Store
@@ -29,6 +32,7 @@ __all__ = [
     "HolderView",
     "InspectorView",
     "LineView",
+    "StandingView",
     "VehicleView",
     "counts",
     "find_driver",
@@ -36,6 +40,7 @@ __all__ = [
     "find_vehicle",
     "history_for",
     "search_vehicles",
+    "standing_for",
 ]
 
 # Permit status codes in ref_permit_holders.permit_status, with the Portuguese label.
@@ -74,6 +79,11 @@ def _date(value: object) -> dt.date | None:
 
 def _br(date: dt.date) -> str:
     return date.strftime("%d/%m/%Y")
+
+
+def _and(items: list[str]) -> str:
+    """"a", "a e b", "a, b e c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " e " + items[-1]
 
 
 def _rows(store: Store, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
@@ -120,6 +130,60 @@ class LineView:
 
 
 @dataclass(frozen=True)
+class StandingView:
+    """HQ's standing of a permit holder (or of a plate without a holder), as pulled into
+    ``ref_standing``: HQ's figures from every device's autos, as of ``as_of``.
+
+    Not the device's computation: the rules engine works from ``ref_history`` and the
+    inspection at hand; this is shown beside it, labelled as HQ's.
+    """
+
+    key: str  # holder id, or "plate:<plate_key>"
+    pack_id: str | None
+    as_of: dt.date | None
+    points: tuple[tuple[int, int], ...]  # (months, points), shortest window first
+    reincidence: tuple[tuple[str, int], ...]  # (rule id, earlier occurrences in 12 months)
+    cassacao_proposed: bool  # art. 39, I; a proposal for the authority, never a decision
+    cassacao_citation: str | None = None  # "Decreto 15.154/1993, art. 39, I"
+    cassacao_text: str | None = None  # "14 pontos em 4 meses (limite 12)"
+    cassacao_provisional: bool = False  # rests on autos not yet upheld
+
+    @property
+    def plate_key(self) -> str | None:
+        return self.key.removeprefix("plate:") if self.key.startswith("plate:") else None
+
+    def text_pt(self) -> str:
+        """One sentence in Portuguese saying this is HQ's standing and what it holds."""
+        when = f"em {_br(self.as_of)}" if self.as_of else "data não informada"
+        whose = f"placa {self.plate_key}, " if self.plate_key else ""
+        parts = []
+        if self.points:
+            (months, first), *rest = self.points
+            windows = [f"{first} {'ponto' if first == 1 else 'pontos'} em {months} meses"]
+            windows += [f"{n} em {m} meses" for m, n in rest]
+            parts.append(_and(windows))
+        else:
+            parts.append("pontos não informados")
+        if self.reincidence:
+            rules = [f"{rule} ({n + 1} ocorrências)" for rule, n in self.reincidence]
+            parts.append(f"reincidência (12 meses) em {_and(rules)}")
+        else:
+            parts.append("sem reincidência")
+        if self.cassacao_proposed:
+            text = "proposta de cassação"
+            if self.cassacao_citation:
+                text += f" ({self.cassacao_citation})"
+            if self.cassacao_text:
+                text += f": {self.cassacao_text}"
+            if self.cassacao_provisional:
+                text += " – provisória (inclui autos pendentes)"
+            parts.append(text)
+        else:
+            parts.append("sem proposta de cassação")
+        return f"Situação na sede ({whose}{when}): " + "; ".join(parts) + "."
+
+
+@dataclass(frozen=True)
 class VehicleView:
     """A registered vehicle with its holder, line and the warnings for ``checked_on``."""
 
@@ -147,6 +211,7 @@ class VehicleView:
     line: LineView | None
     checked_on: dt.date
     warnings: tuple[str, ...] = ()
+    standing: StandingView | None = None  # HQ's, for the holder (or the plate without one)
 
     @property
     def plate_display(self) -> str:
@@ -352,7 +417,75 @@ def _vehicle_view(store: Store, row: Mapping[str, Any], today: dt.date) -> Vehic
         line=line,
         checked_on=today,
         warnings=tuple(warnings),
+        standing=standing_for(store, holder_id=row["holder_id"], plate_key=row["plate_key"]),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# HQ standing
+
+
+def _json_value(text: object) -> Any:
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _standing(row: Mapping[str, Any]) -> StandingView:
+    """A ``ref_standing`` row; a malformed JSON field reads as absent, never as an error."""
+    points: list[tuple[int, int]] = []
+    found = _json_value(row["points_json"])
+    for months, total in (found.items() if isinstance(found, dict) else ()):
+        if str(months).isdigit() and (n := _count(total)) is not None:
+            points.append((int(months), n))
+    reincidence: list[tuple[str, int]] = []
+    found = _json_value(row["reincidence_json"])
+    for rule, repeats in (found.items() if isinstance(found, dict) else ()):
+        if (n := _count(repeats)) is not None and n > 0:
+            reincidence.append((str(rule), n))
+    found = _json_value(row["cassacao_json"])
+    cassacao: dict[str, Any] = found if isinstance(found, dict) else {}
+
+    def text(name: str) -> str | None:
+        value = cassacao.get(name)
+        return value if isinstance(value, str) and value else None
+
+    return StandingView(
+        key=row["id"],
+        pack_id=row["pack_id"],
+        as_of=_date(row["as_of"]),
+        points=tuple(sorted(points)),
+        reincidence=tuple(sorted(reincidence)),
+        cassacao_proposed=bool(row["cassacao_proposed"]),
+        cassacao_citation=text("citation") or text("ground"),
+        cassacao_text=text("text"),
+        cassacao_provisional=cassacao.get("provisional") is True,
+    )
+
+
+def standing_for(
+    store: Store, *, holder_id: str | None = None, plate_key: str | None = None
+) -> StandingView | None:
+    """HQ's standing of the permit holder; for a vehicle without a holder, of its plate
+    (key ``plate:<plate_key>``, either plate format accepted). None when HQ has sent none."""
+    if holder_id:
+        key = holder_id
+    elif plate_key:
+        try:
+            key = f"plate:{parse_plate(plate_key).canonical_key()}"
+        except IdentityError:
+            key = f"plate:{plate_key}"
+    else:
+        return None
+    rows = _rows(store, "SELECT * FROM ref_standing WHERE id = ?", [key])
+    return _standing(rows[0]) if rows else None
 
 
 # --------------------------------------------------------------------------------------------

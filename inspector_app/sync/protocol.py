@@ -41,7 +41,9 @@ Base64 = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9+/]+={0,2}$", max
 NUMBER_MAX = 2**62
 
 # Reference tables HQ publishes (short names, as in registry files) and their primary keys.
-# ``number_ranges`` rows are published only to the device they are assigned to.
+# ``number_ranges`` rows are published only to the device they are assigned to. ``standing``
+# is computed by HQ from the autos it receives (``hq/standing.py``), never imported from a
+# registry file: the HQ and device registry imports have their own table lists.
 REFERENCE_KEYS: dict[str, tuple[str, ...]] = {
     "permit_holders": ("id",),
     "lines": ("id",),
@@ -52,6 +54,7 @@ REFERENCE_KEYS: dict[str, tuple[str, ...]] = {
     "parameters": ("pack_id", "name"),
     "pack_versions": ("pack_id", "version"),
     "number_ranges": ("id",),
+    "standing": ("id",),
 }
 REFERENCE_TABLES = tuple(REFERENCE_KEYS)
 

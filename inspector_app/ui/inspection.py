@@ -224,18 +224,20 @@ def describe_vehicle(view: Any, pack_id: str) -> str:
     valid = f" (válida até {date_br(view.vistoria_valid_until)})" \
         if view.vistoria_valid_until else ""
     rows.append(("Última vistoria", f"{date_br(view.last_vistoria)}{valid}"))
-    html = "".join(f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td>"
-                   f"<td>{escape(str(v))}</td></tr>" for k, v in rows)
+    html = "<table>" + "".join(f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td>"
+                               f"<td>{escape(str(v))}</td></tr>" for k, v in rows) + "</table>"
+    if view.standing is not None:  # HQ's figures for the holder, labelled with their date
+        color = "#b3261e" if view.standing.cassacao_proposed else "#5f6368"
+        html += f"<p style='color:{color}'>{escape(view.standing.text_pt())}</p>"
     warnings = list(view.warnings)
     if view.pack_id != pack_id:
         warnings.append(f"Veículo cadastrado no pacote {view.pack_id}, que não está "
                         f"disponível neste dispositivo; a inspeção usa {pack_id}.")
     if warnings:
         items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
-        html += ("</table><p style='color:#b3261e'><b>Avisos do cadastro:</b></p>"
-                 f"<ul style='color:#b3261e'>{items}</ul>")
-        return f"<table>{html}"
-    return f"<table>{html}</table><p style='color:#1e7b34'>Sem avisos no cadastro.</p>"
+        return (html + "<p style='color:#b3261e'><b>Avisos do cadastro:</b></p>"
+                f"<ul style='color:#b3261e'>{items}</ul>")
+    return html + "<p style='color:#1e7b34'>Sem avisos no cadastro.</p>"
 
 
 class VehicleStep(QWidget):

@@ -2,9 +2,13 @@
 
 Shows infractions (article, penalty, estimated fine, points, reincidence), retention and
 whether it may happen here (art. 37 §único), cassação, deadlines as dates and every presumed
-rule. The agent may remove a proposed infraction only with a reason, add one from the
-catalogue, record manifest insecurity, decide the retention and write the narrative; the
-engine runs again (on the store worker) after each change.
+rule. Points, reincidence and cassação are the device's computation (the history received
+from HQ plus this inspection); HQ's own standing of the holder, when the device has it, is
+shown beside them, labelled with its date.
+
+The agent may remove a proposed infraction only with a reason, add one from the catalogue,
+record manifest insecurity, decide the retention and write the narrative; the engine runs
+again (on the store worker) after each change.
 """
 
 from __future__ import annotations
@@ -48,6 +52,11 @@ COLUMNS = ("Regra", "Artigo", "Descrição", "Penalidade", "Multa estimada", "Po
            "Reincidência", "")
 UNIT_LABELS = {"business_days": "dias úteis", "calendar_days": "dias corridos",
                "months": "meses"}
+DEVICE_SOURCE = ("Pontos, reincidência e alerta de cassação acima: cálculo deste dispositivo, "
+                 "com o histórico do cadastro neste dispositivo (recebido da sede na última "
+                 "sincronização) e esta inspeção.")
+NO_HQ_STANDING = ("Situação na sede: não recebida neste dispositivo para este permissionário "
+                  "ou placa.")
 TRIGGER_LABELS = {
     "ciencia_auto": "da ciência do auto",
     "ciencia_penalidade": "da ciência da penalidade",
@@ -74,6 +83,7 @@ class ResultPage(QWidget):
         self.ctx = ctx
         self.state = state
         self.outcome: Any = None
+        self.hq_standing: Any = None  # reference.StandingView, or None when HQ sent none
 
         self.verdict = heading("")
         self.unanswered = _label()
@@ -135,6 +145,7 @@ class ResultPage(QWidget):
 
         self.withdrawal = _label()
         self.cassacao = Banner()
+        self.standing = Banner()
         self.vistoria = _label()
         self.deadlines = _label(rich=True)
         self.warnings = Banner()
@@ -162,6 +173,7 @@ class ResultPage(QWidget):
         column.addWidget(self.retention_box)
         column.addWidget(self.withdrawal)
         column.addWidget(self.cassacao)
+        column.addWidget(self.standing)
         column.addWidget(self.vistoria)
         column.addWidget(_label("<b>Prazos</b>", rich=True))
         column.addWidget(self.deadlines)
@@ -185,11 +197,18 @@ class ResultPage(QWidget):
         inspection_id = self.state.inspection_id
         added = tuple(self.state.added)
         self.banner.show_message("Avaliando pelas regras do pacote…", "info")
-        self.ctx.tasks.run_store(
-            lambda store: services.evaluate_inspection(store=store, inspection_id=inspection_id,
-                                                       added=added),
-            self.show_outcome, lambda exc: self.banner.error(describe_error(exc)), owner=self,
-        )
+
+        def work(store: Any) -> tuple[Any, Any]:
+            outcome = services.evaluate_inspection(store=store, inspection_id=inspection_id,
+                                                   added=added)
+            return outcome, services.hq_standing(store=store, inspection_id=inspection_id)
+
+        def done(result: tuple[Any, Any]) -> None:
+            self.hq_standing = result[1]
+            self.show_outcome(result[0])
+
+        self.ctx.tasks.run_store(work, done, lambda exc: self.banner.error(describe_error(exc)),
+                                 owner=self)
 
     def active_infractions(self) -> list[Any]:
         if self.outcome is None:
@@ -318,6 +337,7 @@ class ResultPage(QWidget):
                                 f"{cassacao.note}")
         else:
             self.cassacao.clear_message()
+        self._fill_standing()
         vistoria = outcome.vistoria
         if self.state.kind == "vistoria" or vistoria.valid is False:
             if vistoria.valid is None:
@@ -358,6 +378,17 @@ class ResultPage(QWidget):
             f"{unanswered} item(ns) do checklist sem resposta: as verificações pelo cadastro "
             "do veículo valem para eles." if unanswered else "")
         self.unanswered.setVisible(bool(unanswered))
+
+    def _fill_standing(self) -> None:
+        """Which source each figure comes from: this device's computation, HQ's standing."""
+        standing = self.hq_standing
+        lines = [DEVICE_SOURCE]
+        if standing is None:
+            lines.append(NO_HQ_STANDING)
+        else:
+            lines.append(standing.text_pt())
+        level = "warning" if standing is not None and standing.cassacao_proposed else "info"
+        self.standing.show_message("\n".join(lines), level)
 
     # --- agent's calls ----------------------------------------------------------------------------
 

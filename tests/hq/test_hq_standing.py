@@ -6,10 +6,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from hqkit import SimDevice
 
 from inspector_app.hq.cli import main
 from inspector_app.hq.reference import live_rows
+from inspector_app.hq.registry import RegistryError, delete_reference, import_registry
 from inspector_app.hq.standing import DF_POINT_WINDOWS, compute_standing
 from inspector_app.sync.protocol import API_PREFIX
 
@@ -145,3 +147,41 @@ def test_history_rows_reach_live_reference_rows(hq, device):
         standing = list(live_rows(conn, "standing"))
     assert row["holder_id"] is None and row["plate_key"] == "JJK8D48"
     assert standing[0]["id"] == "plate:JJK8D48"
+
+
+# --- standing is HQ's result, never registry input ---------------------------------------------
+
+STANDING_CSV = ('id,pack_id,as_of,points_json,reincidence_json,cassacao_proposed,cassacao_json,'
+                'windows_json\nH-1,DF_STPA,2026-04-14,"{""4"": 99}",{},1,,"[[4, 12]]"\n')
+
+
+@pytest.mark.parametrize(("file_name", "first_line", "table"), [
+    ("standing.csv", "", None),
+    ("ref_standing.csv", "", None),
+    ("export.csv", "# table: standing\n", None),
+    ("export.csv", "", "standing"),
+], ids=["file-name", "ref-prefix", "comment", "table-argument"])
+def test_a_standing_file_is_refused_by_the_hq_registry_import(hq, device, tmp_path, file_name,
+                                                              first_line, table):
+    device.push_one(auto(device, infractions=[("R1", 5)]))
+    before = hq.scalar("SELECT max(seq) FROM changes")
+    path = tmp_path / file_name
+    path.write_text(first_line + STANDING_CSV, encoding="utf-8")
+    with pytest.raises(RegistryError) as err:
+        import_registry(hq.engine, path, table=table)
+    assert "calculada pela sede a partir dos autos recebidos" in str(err.value)
+    as_json = tmp_path / "registry.json"
+    as_json.write_text(json.dumps({"standing": [{"id": HOLDER}], "lines": [
+        {"id": "L1", "code": "0.110", "name": "Planaltina", "pack_id": "DF_STPA"}]}),
+        encoding="utf-8")
+    report = import_registry(hq.engine, as_json)
+    assert [(e.where, e.field) for e in report.errors] == [("standing", "")]
+    assert "calculada pela sede" in report.errors[0].message
+    assert report.published == {"lines": 1}  # the rest of the file is imported
+    with pytest.raises(RegistryError, match="calculada pela sede"):
+        delete_reference(hq.engine, "standing", HOLDER)
+    with hq.engine.connect() as conn:
+        (standing,) = list(live_rows(conn, "standing"))
+    assert json.loads(standing["points_json"])["4"] == 5  # HQ's figure, untouched
+    assert hq.scalar("SELECT count(*) FROM changes WHERE seq > :s AND table_name = 'standing'",
+                     s=before) == 0

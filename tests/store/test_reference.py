@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from inspector_app.store.reference import (
     find_vehicle,
     history_for,
     search_vehicles,
+    standing_for,
 )
 
 STAMP = "2026-04-01T00:00:00+00:00"
@@ -366,3 +368,74 @@ def test_counts_lists_every_reference_table(store):
         "permit_holders": 1, "lines": 1, "vehicles": 1, "drivers": 0, "inspectors": 0,
         "history": 0, "parameters": 0, "pack_versions": 0,
     }
+
+
+# --- HQ standing (ref_standing, pulled from HQ) ---------------------------------------------
+
+PROPOSAL = {"ground": "DF15154.39.I", "text": "14 pontos em 4 meses (limite 12)",
+            "provisional": True, "citation": "Decreto 15.154/1993, art. 39, I"}
+
+
+def add_standing(store: Store, key: str = "H1", *, points: object = None,
+                 reincidence: object = None, proposal: object = None,
+                 as_of: str = "2026-11-12", raw: dict[str, Any] | None = None) -> None:
+    row = {
+        "id": key, "pack_id": "DF_STPCR", "as_of": as_of,
+        "points_json": json.dumps(points if points is not None else {"4": 0, "8": 0, "12": 0}),
+        "reincidence_json": json.dumps(reincidence or {}),
+        "cassacao_proposed": proposal is not None,
+        "cassacao_json": json.dumps(proposal) if proposal is not None else None,
+        "windows_json": "[[4, 12], [8, 18], [12, 22]]",
+        **(raw or {}),
+    }
+    store.db.table("ref_standing").insert(row)
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "expected"),
+    [
+        ("H1", {"points": {"4": 14, "8": 14, "12": 20},
+                "reincidence": {"DF15154.29.XIII": 1}, "proposal": PROPOSAL},
+         "Situação na sede (em 12/11/2026): 14 pontos em 4 meses, 14 em 8 meses e 20 em 12 "
+         "meses; reincidência (12 meses) em DF15154.29.XIII (2 ocorrências); proposta de "
+         "cassação (Decreto 15.154/1993, art. 39, I): 14 pontos em 4 meses (limite 12) – "
+         "provisória (inclui autos pendentes)."),
+        ("H1", {"points": {"12": 3, "4": 1, "8": 1},
+                "reincidence": {"R2": 2, "R1": 1, "R3": 0}},
+         "Situação na sede (em 12/11/2026): 1 ponto em 4 meses, 1 em 8 meses e 3 em 12 meses; "
+         "reincidência (12 meses) em R1 (2 ocorrências) e R2 (3 ocorrências); sem proposta de "
+         "cassação."),
+        ("H1", {"points": {"4": 12}, "proposal": {**PROPOSAL, "provisional": False,
+                                                    "text": "12 pontos em 4 meses (limite 12)"}},
+         "Situação na sede (em 12/11/2026): 12 pontos em 4 meses; sem reincidência; proposta "
+         "de cassação (Decreto 15.154/1993, art. 39, I): 12 pontos em 4 meses (limite 12)."),
+        ("plate:ABC1C34", {"points": {"4": 2, "8": 2, "12": 2}, "as_of": "2026-04-14"},
+         "Situação na sede (placa ABC1C34, em 14/04/2026): 2 pontos em 4 meses, 2 em 8 meses "
+         "e 2 em 12 meses; sem reincidência; sem proposta de cassação."),
+        # HQ's row is read as far as it makes sense: malformed fields read as absent.
+        ("H1", {"raw": {"points_json": "{não é json", "reincidence_json": "[1, 2]",
+                        "cassacao_proposed": 1, "cassacao_json": "null", "as_of": "?"}},
+         "Situação na sede (data não informada): pontos não informados; sem reincidência; "
+         "proposta de cassação."),
+    ],
+)
+def test_hq_standing_is_read_and_said_in_portuguese_as_hqs(store, key, values, expected):
+    add_standing(store, key, **values)
+    holder_id, plate = (None, "ABC-1234") if key.startswith("plate:") else (key, None)
+    view = standing_for(store, holder_id=holder_id, plate_key=plate)
+    assert view is not None and view.key == key
+    assert view.text_pt() == expected
+
+
+def test_the_vehicle_view_carries_the_holders_standing_or_the_plates_when_it_has_no_holder(
+        store):
+    add_vehicle(store, "V1", plate="ABC1234")
+    add_vehicle(store, "V2", plate="JKL1A23", holder_id=None)
+    assert find_vehicle(store, "ABC1234", today=TODAY).standing is None
+    assert find_vehicle(store, "JKL1A23", today=TODAY).standing is None
+    add_standing(store, "H1", points={"4": 5})
+    add_standing(store, "plate:JKL1A23", points={"4": 2})
+    add_standing(store, "plate:ABC1C34", points={"4": 9})  # the holder's row wins
+    assert find_vehicle(store, "ABC-1234", today=TODAY).standing.points == ((4, 5),)
+    assert find_vehicle(store, "JKL-1023", today=TODAY).standing.points == ((4, 2),)
+    assert standing_for(store) is None

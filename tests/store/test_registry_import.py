@@ -131,6 +131,24 @@ def test_a_csv_whose_table_cannot_be_told_is_refused(store, tmp_path):
     assert "--table" in err.value.message_pt
 
 
+STANDING_ROW = ("H1,DF_STPCR,2026-11-12,\"{\"\"4\"\": 14}\",{},1,,\"[[4, 12]]\"\n")
+STANDING_HEADER = ("id,pack_id,as_of,points_json,reincidence_json,cassacao_proposed,"
+                   "cassacao_json,windows_json\n")
+
+
+@pytest.mark.parametrize(("file_name", "first_line"), [
+    ("standing.csv", ""), ("ref_standing.csv", ""), ("export.csv", "# table: standing\n")])
+def test_hqs_standing_is_not_a_registry_table_the_device_imports(
+        store, tmp_path, file_name, first_line):
+    path = write(tmp_path / file_name, first_line + STANDING_HEADER + STANDING_ROW)
+    with pytest.raises(RegistryImportError) as err:
+        import_registry(store, path)
+    assert "desconhecida" in err.value.message_pt
+    as_json = write(tmp_path / "standing.json", json.dumps({"standing": [{"id": "H1"}]}))
+    assert where_and_field(import_registry(store, as_json)) == [("standing", "")]
+    assert store.conn.execute("SELECT COUNT(*) FROM ref_standing").fetchone()[0] == 0
+
+
 def test_a_semicolon_csv_with_bom_is_read(store, tmp_path):
     path = tmp_path / "lines.csv"
     path.write_bytes("\ufeffid;code;name;pack_id\nL1;520;São Pedro / Centro;JF_1972\n".encode())

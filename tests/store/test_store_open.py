@@ -24,6 +24,7 @@ from inspector_app.store.db import (
 )
 from inspector_app.store.sealing import RecordDraft, seal_records
 from inspector_app.store.verify import verify_store
+from inspector_app.sync import client as sync_client
 
 
 def file_hash(path: Path) -> str:
@@ -135,6 +136,48 @@ def test_a_pending_migration_runs_after_a_backup_of_the_database_as_it_was(
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("cursor", [None, "57"], ids=["never-synced", "synced"])
+def test_0004_standing_upgrades_a_0003_store_keeping_its_data_and_pulling_again(
+    tmp_path, monkeypatch, cursor
+):
+    data_dir = tmp_path / "data"
+    shipped = list(real_migrations.migrations._migrations)
+    upto = [m.name for m in shipped].index("0003_sync") + 1
+    older = Migrations("inspector")
+    for m in shipped[:upto]:
+        older(name=m.name)(m.fn)
+    with monkeypatch.context() as patch:  # the app as it was before 0004_standing
+        patch.setattr(store_db, "migrations", older)
+        patch.setattr(store_db, "KNOWN_MIGRATIONS", tuple(m.name for m in shipped[:upto]))
+        make_store_with_data(data_dir)
+        store = open_store(data_dir)
+        if cursor is not None:
+            store.set_meta(sync_client.META_PULL_CURSOR, cursor)
+        store.set_meta("hq_url", "http://sede.exemplo")
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.close()
+    assert migration_names(data_dir / DB_NAME)[-1] == "0003_sync"
+
+    store = open_store(data_dir)
+    try:
+        assert migration_names(store.path) == list(KNOWN_MIGRATIONS)
+        assert KNOWN_MIGRATIONS[upto] == "0004_standing"
+        columns = [r[1] for r in store.conn.execute("PRAGMA table_info(ref_standing)")]
+        assert columns == ["id", "pack_id", "as_of", "points_json", "reincidence_json",
+                           "cassacao_proposed", "cassacao_json", "windows_json"]
+        assert store.conn.execute("SELECT COUNT(*) FROM ref_standing").fetchone()[0] == 0
+        # Data kept; the pull starts again from the beginning to fetch the skipped standing.
+        assert store.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0] == 1
+        assert store.conn.execute("SELECT COUNT(*) FROM ref_vehicles").fetchone()[0] == 30
+        assert store.meta("hq_url") == "http://sede.exemplo"
+        assert store.meta(sync_client.META_PULL_CURSOR) == (None if cursor is None else "0")
+        assert verify_store(store).problems == []
+    finally:
+        store.close()
+    [backup] = (data_dir / "backups").iterdir()
+    assert backup.name.endswith("-before-0004_standing.db")
 
 
 def test_a_new_store_is_created_without_a_backup_and_reopened_without_one(tmp_path):

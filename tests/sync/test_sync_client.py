@@ -14,15 +14,20 @@ from sqlalchemy import text
 from synckit import FaultTransport, outbox, record_count, seal_autos, void_numbers
 
 from inspector_app.hq.devices import revoke_device
-from inspector_app.hq.reference import append_change
+from inspector_app.hq.reference import append_change, delete_row, live_rows
 from inspector_app.hq.registry import delete_reference, import_registry
 from inspector_app.security.keys import load_or_create_device_key
 from inspector_app.security.records import canonical_json, sha256_hex
-from inspector_app.store import numbering
+from inspector_app.store import numbering, reference
 from inspector_app.store.sealing import load_record, verification_code
 from inspector_app.store.verify import verify_store
 from inspector_app.sync import client as sync
-from inspector_app.sync.protocol import API_PREFIX, blobs_of_envelope, verification_code_for
+from inspector_app.sync.protocol import (
+    API_PREFIX,
+    REFERENCE_KEYS,
+    blobs_of_envelope,
+    verification_code_for,
+)
 
 
 def enrolled(hq, store, **code_kwargs):
@@ -317,6 +322,63 @@ def test_pull_brings_registry_changes_and_tombstones_into_the_reference_tables(
     assert store.conn.execute("SELECT 1 FROM ref_vehicles WHERE id = 'hq-v1'").fetchone() is None
     assert int(store.meta(sync.META_PULL_CURSOR)) > cursor
     assert store.meta("registry_source") == "hq"
+
+
+def device_standing(store):
+    cursor = store.conn.execute("SELECT * FROM ref_standing ORDER BY id")
+    names = [d[0] for d in cursor.description]
+    return {row[0]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+
+
+def hq_standing(hq):
+    with hq.engine.connect() as conn:
+        return {r["id"]: {**r, "cassacao_proposed": int(r["cassacao_proposed"])}
+                for r in live_rows(conn, "standing")}
+
+
+def reference_state(store):
+    tables = [*(f"ref_{t}" for t in REFERENCE_KEYS if t != "number_ranges"), "number_ranges"]
+    return {t: store.conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
+
+
+def test_pull_stores_hqs_standing_and_applies_its_tombstones(hq, make_store):
+    store = enrolled(hq, make_store())
+    seal_autos(store, 4)
+    assert sync.sync_once(store).ok  # push, HQ recomputes the holders' standing, pull
+    at_hq = hq_standing(hq)
+    assert at_hq and device_standing(store) == at_hq
+    key = sorted(at_hq)[0]
+    holder_id, plate = (None, key[len("plate:"):]) if key.startswith("plate:") else (key, None)
+    view = reference.standing_for(store, holder_id=holder_id, plate_key=plate)
+    assert view is not None and view.text_pt().startswith("Situação na sede (")
+
+    with hq.engine.begin() as conn:  # an HQ-side correction: the row is withdrawn
+        delete_row(conn, "standing", key)
+    summary = sync.sync_once(store)
+    assert summary.ok and summary.pulled == 1
+    assert set(device_standing(store)) == set(at_hq) - {key}
+    assert reference.standing_for(store, holder_id=holder_id, plate_key=plate) is None
+
+
+def test_pulling_the_whole_log_again_as_migration_0004_makes_it_changes_nothing(
+        hq, make_store, tmp_path):
+    store = enrolled(hq, make_store())
+    path = tmp_path / "reg.json"
+    path.write_text(json.dumps(REGISTRY), encoding="utf-8")
+    assert import_registry(hq.engine, path).ok
+    seal_autos(store, 3)
+    assert sync.sync_once(store).ok
+    delete_reference(hq.engine, "vehicles", "hq-v1")
+    assert sync.sync_once(store).ok
+    before, cursor = reference_state(store), store.meta(sync.META_PULL_CURSOR)
+    assert before["ref_standing"]
+    store.set_meta(sync.META_PULL_CURSOR, "0")
+    summary = sync.sync_once(store, pull_limit=7)
+    assert summary.ok and summary.pulled == hq.scalar(
+        "SELECT count(*) FROM changes WHERE device_id IS NULL OR device_id = :d",
+        d=store.meta("device_id"))
+    assert reference_state(store) == before
+    assert store.meta(sync.META_PULL_CURSOR) == cursor
 
 
 def test_a_pull_page_that_cannot_be_applied_changes_nothing_not_even_the_cursor(
