@@ -21,6 +21,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 ALEMBIC_DIR = Path(__file__).resolve().parent.parent / "alembic"
+POOL_SIZE, POOL_OVERFLOW = 10, 30
 
 
 def utc_now() -> str:
@@ -35,7 +36,11 @@ def make_engine(database_url: str) -> Engine:
     """An engine for ``database_url``; a SQLite file's folder is created when missing."""
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, hide_parameters=True, pool_pre_ping=True)
+        # A request takes a connection for its token, then one for its work, from up to 40
+        # request threads (Starlette's pool): SQLAlchemy's default 5 + 10 made concurrent
+        # pushes queue for a connection (``make bench``: HQ ingest, 20 devices).
+        return create_engine(url, hide_parameters=True, pool_pre_ping=True,
+                             pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(
