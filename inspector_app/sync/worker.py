@@ -2,9 +2,10 @@
 HQ is reachable, and backs off with full jitter (capped at 5 minutes) while it is not.
 
 It never gives up and never fails silently: every step ends in a :class:`SyncStatus`
-(online, pending, quarantined, last success, last error, next attempt) handed to the
-``on_status`` callback and readable at any time from :attr:`SyncWorker.status`. ``wake()``
-makes it try now (after sealing, or the "sincronizar agora" button); ``stop()`` ends it.
+(online, pending, quarantined, last success, last error, next attempt, reference changes
+applied so far) handed to the ``on_status`` callback and readable at any time from
+:attr:`SyncWorker.status`. ``wake()`` makes it try now (after sealing, or the
+"sincronizar agora" button); ``stop()`` ends it.
 
 The worker opens its own store connection (``open_store``) inside its thread, so the GUI's
 connection is never used from two threads. The GUI adapts the callback to a Qt signal;
@@ -57,6 +58,10 @@ class SyncStatus:
     failures: int = 0
     next_attempt_in: float | None = None
     running: bool = False
+    # Reference changes (registry rows, tombstones, number ranges) this worker has applied
+    # to the store since it started, pages of failed runs included: it only grows, so the
+    # GUI reloads its screens whenever it is larger than the value it last saw.
+    reference_changes: int = 0
 
 
 class SyncWorker:
@@ -171,13 +176,16 @@ class SyncWorker:
         except Exception as exc:  # never give up silently
             return self._failed(f"erro inesperado na sincronização: {type(exc).__name__}: {exc}",
                                 store)
+        # Pages are applied one transaction each: a run that failed half-way may still have
+        # changed the registry, so the count grows on both paths.
+        applied = self.status.reference_changes + summary.pulled
         if not summary.ok:
             return self._failed(summary.error or "falha na sincronização", store,
-                                online=summary.online)
+                                online=summary.online, reference_changes=applied)
         delay = self.poll_interval
         self._publish(online=True, pending=summary.pending, quarantined=summary.quarantined,
                       last_success=summary.finished_at, last_error=None, failures=0,
-                      running=False, next_attempt_in=delay)
+                      running=False, next_attempt_in=delay, reference_changes=applied)
         return delay
 
     def _probe(self, url: str) -> str | None:
@@ -192,13 +200,15 @@ class SyncWorker:
         return None
 
     def _failed(self, error: str, store: Store | None = None, *,
-                online: bool | None = None) -> float:
+                online: bool | None = None, reference_changes: int | None = None) -> float:
         failures = self.status.failures + 1
         delay = backoff_delay(failures, base=self.base_delay, cap=self.max_delay, rng=self._rng)
         changes: dict[str, object] = {"last_error": error, "failures": failures,
                                       "running": False, "next_attempt_in": delay}
         if online is not None:
             changes["online"] = online
+        if reference_changes is not None:
+            changes["reference_changes"] = reference_changes
         if store is not None:
             with contextlib.suppress(Exception):
                 changes["pending"] = pending_count(store)

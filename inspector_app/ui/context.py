@@ -79,6 +79,11 @@ class AppContext(QObject):
     """The session, settings and task manager, and the signals screens listen to."""
 
     records_did_change = Signal()  # something was sealed (day's work, status bar refresh)
+    # The registry (ref_* tables) or the number ranges changed under the open screens (a
+    # sync pulled changes, or enrolment added a range); emitted on the GUI thread by the
+    # shell. Screens that show registry data reload it on the store worker, keeping what
+    # the inspector typed or chose.
+    reference_did_change = Signal()
     session_did_change = Signal()
     settings_did_change = Signal()  # saved on the settings screen (ctx.settings is current)
 

@@ -147,6 +147,10 @@ class HistoryPage(QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.results: list[queries.RecordSummary] = []
+        # The criteria of the last search run (text, holder, day): a registry update runs
+        # it again, since a holder is found through the registry (name, CPF/CNPJ, id).
+        self.last_search: tuple[str, str, dt.date | None] | None = None
+        ctx.reference_did_change.connect(self.reference_changed)
         self.query = QLineEdit()
         self.query.setPlaceholderText("Número do auto, código de verificação ou placa")
         self.query.setAccessibleName("Buscar")
@@ -226,6 +230,7 @@ class HistoryPage(QWidget):
     def search(self) -> None:
         text, holder = self.query.text(), self.holder.text()
         day = self.day.date().toPython() if self.use_day.isChecked() else None
+        self.last_search = (text, holder, day)
         self.banner.clear_message()
         self.search_button.setEnabled(False)
 
@@ -245,6 +250,38 @@ class HistoryPage(QWidget):
         if results:
             self.table.selectRow(0)
             self.open_selected()
+
+    def reference_changed(self) -> None:
+        """The registry changed: run the last search again with the criteria it had (what
+        is typed now is left alone), keeping the chosen record selected when it is still
+        found; the record shown is cleared when it no longer matches."""
+        if self.last_search is None:
+            return
+        text, holder, day = self.last_search
+        chosen = self.selected()
+
+        def found(results: list[queries.RecordSummary]) -> None:
+            self.banner.clear_message()
+            self._show(results)
+            ids = [r.id for r in results]
+            if chosen is not None and chosen.id in ids:
+                self.table.selectRow(ids.index(chosen.id))
+            elif chosen is not None:
+                self.details.clear()
+                self.panel.clear()
+            elif results:
+                self.table.selectRow(0)
+                self.open_selected()
+
+        def failed(exc: BaseException) -> None:
+            self._show([])
+            if chosen is not None:
+                self.details.clear()
+                self.panel.clear()
+            self.banner.error(describe_error(exc))
+
+        self.ctx.tasks.run_store(lambda store: search_records(store, text, holder, day),
+                                 found, failed, owner=self)
 
     def _show(self, results: list[queries.RecordSummary]) -> None:
         self.results = results

@@ -6,7 +6,8 @@ seal, print. Every store call runs on the store worker through ``ctx.tasks``.
 
 Caveat: once started, place, vehicle and driver are on disk and their steps are locked;
 an open inspection can be resumed from the day's work (answers are restored, signatures
-are asked again).
+are asked again). A registry update from HQ (``ctx.reference_did_change``) therefore never
+changes a started inspection's vehicle or driver: it is shown as a notice instead.
 """
 
 from __future__ import annotations
@@ -242,6 +243,7 @@ def describe_vehicle(view: Any, pack_id: str) -> str:
 
 class VehicleStep(QWidget):
     vehicle_did_load = Signal(object)  # the registry's VehicleView
+    lookup_started = Signal()  # the inspector asked for a lookup (typed plate)
 
     def __init__(self, ctx: AppContext, state: WizardState, banner: Banner,
                  parent: QWidget | None = None) -> None:
@@ -299,25 +301,16 @@ class VehicleStep(QWidget):
             return
         from inspector_app.store import reference
 
+        self.lookup_started.emit()
         self.lookup_button.setEnabled(False)
         self.card.setText("Consultando o cadastro…")
 
         def found(view: Any) -> None:
             self.lookup_button.setEnabled(True)
             self.state.looked_up_plate = text
-            self.state.vehicle_view = view
             self.banner.clear_message()
-            if view is None:
-                self.card.setText(
-                    "<p style='color:#b3261e'><b>Veículo não cadastrado</b> no órgão gestor. "
-                    "Confira a placa; se estiver certa, preencha os dados do CRLV abaixo. "
-                    "A inspeção ficará marcada como de veículo não cadastrado.</p>")
-                self.manual.show()
-                return
-            self.manual.hide()
-            self.vehicle_did_load.emit(view)  # may switch the pack to the vehicle's
-            self.card.setText(describe_vehicle(view, self.state.pack_id))
-            if then is not None:
+            self.show_view(view)
+            if view is not None and then is not None:
                 then()
 
         def failed(exc: BaseException) -> None:
@@ -328,6 +321,21 @@ class VehicleStep(QWidget):
 
         self.ctx.tasks.run_store(lambda store: reference.find_vehicle(store, text), found,
                                  failed, owner=self)
+
+    def show_view(self, view: Any) -> None:
+        """Show a lookup's answer (the registry's vehicle, or None: not registered); the
+        plate and the CRLV fields keep what was typed."""
+        self.state.vehicle_view = view
+        if view is None:
+            self.card.setText(
+                "<p style='color:#b3261e'><b>Veículo não cadastrado</b> no órgão gestor. "
+                "Confira a placa; se estiver certa, preencha os dados do CRLV abaixo. "
+                "A inspeção ficará marcada como de veículo não cadastrado.</p>")
+            self.manual.show()
+            return
+        self.manual.hide()
+        self.vehicle_did_load.emit(view)  # may switch the pack to the vehicle's
+        self.card.setText(describe_vehicle(view, self.state.pack_id))
 
     def advance(self, done: Done) -> None:
         text = self.plate.text().strip()
@@ -370,6 +378,8 @@ def describe_driver(view: Any) -> str:
 
 
 class DriverStep(QWidget):
+    lookup_started = Signal()  # the inspector asked for a lookup (typed CPF/CNH)
+
     def __init__(self, ctx: AppContext, state: WizardState, banner: Banner,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -422,22 +432,17 @@ class DriverStep(QWidget):
             return
         from inspector_app.store import reference
 
+        self.lookup_started.emit()
         self.lookup_button.setEnabled(False)
 
         def found(view: Any) -> None:
             self.lookup_button.setEnabled(True)
             self.state.looked_up_driver = (cpf, cnh)
-            self.state.driver_view = view
             self.banner.clear_message()
+            self.show_view(view)
             if view is None:
-                self.card.setText("<p style='color:#b3261e'><b>Condutor não cadastrado.</b> "
-                                  "Informe o nome; o auto registrará o condutor como não "
-                                  "cadastrado.</p>")
-                self.manual.show()
                 self.name.setFocus()
                 return
-            self.manual.hide()
-            self.card.setText(describe_driver(view))
             if then is not None:
                 then()
 
@@ -448,6 +453,22 @@ class DriverStep(QWidget):
         self.ctx.tasks.run_store(
             lambda store: reference.find_driver(store, cpf=cpf or None, cnh=cnh or None),
             found, failed, owner=self)
+
+    def show_view(self, view: Any) -> None:
+        """Show a lookup's answer (the registry's driver, or None); typed fields are kept."""
+        self.state.driver_view = view
+        if view is None:
+            self.card.setText("<p style='color:#b3261e'><b>Condutor não cadastrado.</b> "
+                              "Informe o nome; o auto registrará o condutor como não "
+                              "cadastrado.</p>")
+            self.manual.show()
+            return
+        self.manual.hide()
+        self.card.setText(describe_driver(view))
+
+    def recheck_key(self) -> tuple[str, str] | None:
+        """The CPF/CNH last looked up, None when none was or the driver is marked absent."""
+        return None if self.absent.isChecked() else self.state.looked_up_driver
 
     def advance(self, done: Done) -> None:
         if self.absent.isChecked():
@@ -529,6 +550,89 @@ class PrintStep(QWidget):
         layout.addWidget(self.panel, 1)
 
 
+# --- registry changes under an open inspection ----------------------------------------------------
+
+Notice = tuple[str, bool]  # (Portuguese text, serious: the vehicle or driver may not operate)
+_PERMIT_BLOCKED = frozenset({"suspended", "revoked", "expired"})
+
+
+def _vehicle_facts(value: Any) -> dict[str, Any] | None:
+    """What a registry notice compares, from a lookup's VehicleView or from the snapshot a
+    started inspection saved (``services._facts_of``); None when not registered."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if not value.get("registered"):
+            return None
+        line = (f"{value['line_code']} – {value.get('line_name') or ''}"
+                if value.get("line_code") else None)
+        return {"holder_id": value.get("holder_id"), "holder_name": value.get("holder_name"),
+                "permit_number": value.get("permit_number"),
+                "permit_status": value.get("permit_status"), "line": line}
+    holder, line = value.holder, value.line
+    return {"holder_id": holder.id if holder else None,
+            "holder_name": holder.name if holder else None,
+            "permit_number": holder.permit_number if holder else None,
+            "permit_status": holder.permit_status if holder else None,
+            "line": line.label() if line else None}
+
+
+def vehicle_notices(plate: str, before: Any, after: Any) -> list[Notice]:
+    """What changed in the registry for this vehicle, in Portuguese (empty: nothing)."""
+    from inspector_app.store.reference import PERMIT_STATUSES
+
+    old, new = _vehicle_facts(before), _vehicle_facts(after)
+    if old is None and new is None:
+        return []
+    if new is None:
+        return [(f"O veículo {plate} não consta mais no cadastro.", True)]
+    out: list[Notice] = []
+    if old is None:
+        out.append((f"O veículo {plate} agora consta no cadastro.", False))
+        old = {key: None for key in new}
+    if (new["holder_id"], new["holder_name"]) != (old["holder_id"], old["holder_name"]):
+        out.append((f"Permissionário agora: {new['holder_name'] or 'não informado'}.",
+                    new["holder_id"] is None))
+    if (new["permit_status"], new["permit_number"]) != (old["permit_status"],
+                                                         old["permit_number"]) \
+            and new["permit_number"] is not None:
+        status = str(new["permit_status"])
+        label = PERMIT_STATUSES.get(status, status)
+        if status in _PERMIT_BLOCKED:
+            out.append((f"Permissão {new['permit_number']} agora {label}: o veículo não está "
+                        "autorizado a operar.", True))
+        else:
+            out.append((f"Permissão {new['permit_number']} agora {label}.", False))
+    if new["line"] != old["line"]:
+        out.append((f"Linha agora: {new['line'] or 'não informada'}.", False))
+    return out
+
+
+def _driver_facts(value: Any) -> tuple[bool, str] | None:
+    """(registered with the organ, name) from a DriverView or a started inspection's driver;
+    None when the registry does not have the driver."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return (True, str(value.get("name") or "")) if value.get("registered") else None
+    return bool(value.registered), str(value.name)
+
+
+def driver_notices(before: Any, after: Any) -> list[Notice]:
+    old, new = _driver_facts(before), _driver_facts(after)
+    if new is None:
+        if old is None:
+            return []
+        return [(f"O condutor {old[1]} não consta mais no cadastro.", True)]
+    registered, name = new
+    if old is None or old[0] != registered:
+        if registered:
+            return [(f"O condutor {name} agora consta no cadastro.", False)]
+        return [(f"O condutor {name} agora consta como não cadastrado junto ao órgão gestor.",
+                 True)]
+    return []
+
+
 # --- the wizard -----------------------------------------------------------------------------------
 
 
@@ -548,6 +652,10 @@ class InspectionWizard(QWidget):
         self.steps_label.setWordWrap(True)
         self.title = heading("")
         self.banner = Banner()
+        # What a registry update changed under this inspection; stays across steps.
+        self.registry_notice = Banner()
+        self._registry_lines: list[Notice] = []
+        self._result_recalculated = False
 
         self.place_step = PlaceStep(self.state)
         self.vehicle_step = VehicleStep(ctx, self.state, self.banner)
@@ -558,6 +666,11 @@ class InspectionWizard(QWidget):
         self.seal_step = SealStep()
         self.print_step = PrintStep(ctx)
         self.vehicle_step.vehicle_did_load.connect(self._vehicle_loaded)
+        # A lookup the inspector asks for shows the registry as it is now: an older notice
+        # about the earlier answer no longer applies.
+        self.vehicle_step.lookup_started.connect(self._clear_registry_notice)
+        self.driver_step.lookup_started.connect(self._clear_registry_notice)
+        ctx.reference_did_change.connect(self.reference_changed)
         self.stack = QStackedWidget()
         for page in (self.place_step, self.vehicle_step, self.driver_step, self.checklist,
                      self.result, self.signatures, self.seal_step, self.print_step):
@@ -577,6 +690,7 @@ class InspectionWizard(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.steps_label)
         layout.addWidget(self.title)
+        layout.addWidget(self.registry_notice)
         layout.addWidget(self.banner)
         layout.addWidget(self.stack, 1)
         layout.addLayout(footer)
@@ -756,6 +870,9 @@ class InspectionWizard(QWidget):
         if problem:
             self.banner.error(problem)
             return
+        if self._result_recalculated:  # seen and confirmed on the recalculated outcome
+            self._result_recalculated = False
+            self._show_registry_notice()
         self._go(SIGNATURES)
 
     def _next_from_signatures(self) -> None:
@@ -863,6 +980,137 @@ class InspectionWizard(QWidget):
             lambda store: services.abandon_inspection(store=store, inspection_id=inspection_id,
                                                       reason=reason),
             abandoned, self._failed, owner=self)
+
+    # --- registry updates (ctx.reference_did_change) ---------------------------------------------
+
+    def reference_changed(self) -> None:
+        """The registry changed under this inspection (a sync pulled changes).
+
+        Before the inspection starts, the plate and the driver already looked up are looked
+        up again: the cards show the registry as it is now and the inspection will start
+        from it. Once started, the vehicle and driver saved with the inspection stay as they
+        are (nothing is changed silently); a notice says what the registry says now, and an
+        outcome already shown is evaluated again (history, parameters). Typed fields,
+        answers, removals, additions and the narrative are never touched.
+        """
+        if self.state.sealed is not None:
+            return
+        if self.state.inspection_id is None:
+            self._recheck_lookups()
+        else:
+            self._recheck_started()
+
+    def _recheck_lookups(self) -> None:
+        state = self.state
+        plate, driver_key = state.looked_up_plate, self.driver_step.recheck_key()
+        if plate is None and driver_key is None:
+            return
+
+        def job(store: Any) -> tuple[Any, Any]:
+            from inspector_app.store import reference
+
+            vehicle = reference.find_vehicle(store, plate) if plate else None
+            driver = None
+            if driver_key is not None:
+                cpf, cnh = driver_key
+                driver = reference.find_driver(store, cpf=cpf or None, cnh=cnh or None)
+            return vehicle, driver
+
+        def done(found: tuple[Any, Any]) -> None:
+            if (state.sealed is not None or state.inspection_id is not None
+                    or state.looked_up_plate != plate
+                    or self.driver_step.recheck_key() != driver_key):
+                self.reference_changed()  # the wizard moved on meanwhile: check what it has
+                return
+            vehicle, driver = found
+            notices: list[Notice] = []
+            if plate is not None:
+                shown = vehicle.plate_display if vehicle is not None else plate.upper()
+                notices += vehicle_notices(shown, state.vehicle_view, vehicle)
+                self.vehicle_step.show_view(vehicle)
+                if vehicle is None and notices and self.step > VEHICLE:
+                    notices.append(("Volte ao passo Veículo para informar os dados do CRLV.",
+                                    True))
+            if driver_key is not None:
+                notices += driver_notices(state.driver_view, driver)
+                self.driver_step.show_view(driver)
+            if notices:
+                self._registry_lines = notices
+                self._show_registry_notice()
+
+        self.ctx.tasks.run_store(job, done, self._recheck_failed, owner=self)
+
+    def _recheck_started(self) -> None:
+        state = self.state
+        inspection_id = state.inspection_id
+
+        def job(store: Any) -> tuple[Any, Any, Any]:
+            from inspector_app.store import inspections as repo
+            from inspector_app.store import reference
+
+            insp = repo.get_inspection(store, inspection_id)
+            vehicle = reference.find_vehicle(store, insp.plate) if insp.plate else None
+            cpf, cnh = insp.driver.get("cpf"), insp.driver.get("cnh")
+            driver = None
+            if cpf:
+                driver = reference.find_driver(store, cpf=str(cpf))
+            elif cnh:
+                driver = reference.find_driver(store, cnh=str(cnh))
+            return insp, vehicle, driver
+
+        def done(found: tuple[Any, Any, Any]) -> None:
+            if state.sealed is not None or state.inspection_id != inspection_id:
+                return
+            insp, vehicle, driver = found
+            notices: list[Notice] = []
+            if insp.plate:
+                notices += vehicle_notices(insp.plate, insp.vehicle, vehicle)
+            if insp.driver.get("cpf") or insp.driver.get("cnh"):
+                notices += driver_notices(insp.driver, driver)
+            self._registry_lines = notices
+            self._show_registry_notice()
+            if self.step in (RESULT, SIGNATURES, SEAL) and self.result.outcome is not None:
+                self.result.reevaluate(self._result_rechecked)
+
+        self.ctx.tasks.run_store(job, done, self._recheck_failed, owner=self)
+
+    def _result_rechecked(self, changed: bool) -> None:
+        if not changed or self.state.sealed is not None:
+            return
+        self._result_recalculated = True
+        if self.step in (SIGNATURES, SEAL) and not self._busy:
+            # The agent's decisions were taken on the previous outcome: look at them again.
+            self._go(RESULT)
+        self._show_registry_notice()
+
+    def _show_registry_notice(self) -> None:
+        lines = [text for text, _serious in self._registry_lines]
+        if self._result_recalculated:
+            lines.append("O resultado foi recalculado com o cadastro atualizado (histórico e "
+                         "parâmetros): confira as infrações antes de selar.")
+        if not lines:
+            self.registry_notice.clear_message()
+            return
+        if self.state.inspection_id is None:
+            head = "Cadastro atualizado pela sede; a consulta foi refeita:"
+            tail: list[str] = []
+        else:
+            head = "Cadastro atualizado pela sede durante esta inspeção:"
+            tail = ["A inspeção mantém o veículo e o condutor gravados no início; confira "
+                    "antes de selar."] if self._registry_lines else []
+        serious = any(s for _t, s in self._registry_lines) or self._result_recalculated
+        text = "\n".join([head, *(f"• {line}" for line in lines), *tail])
+        self.registry_notice.show_message(text, "warning" if serious else "info")
+
+    def _clear_registry_notice(self) -> None:
+        if self.state.inspection_id is None:
+            self._registry_lines = []
+            self._show_registry_notice()
+
+    def _recheck_failed(self, exc: BaseException) -> None:
+        self.registry_notice.show_message(
+            "Cadastro atualizado pela sede, mas a nova consulta falhou: "
+            f"{describe_error(exc)}", "warning")
 
     # --- helpers ----------------------------------------------------------------------------------
 

@@ -100,7 +100,8 @@ class DeviceIdentity:
     store_path: str
     data_dir: str
     enrolled_hq_url: str | None  # HQ this device is enrolled with, None in demo mode
-    registry_source: str | None  # "demo" or "hq"
+    registry_source: str | None  # "demo", "hq" (pulled by sync) or "import" (a file)
+    registry_updated_at: str | None = None  # last pull or import that changed the registry
 
 
 def device_identity(store: Any) -> DeviceIdentity:
@@ -109,4 +110,24 @@ def device_identity(store: Any) -> DeviceIdentity:
         device_id=store.meta("device_id"), device_key_id=store.meta("device_key_id"),
         store_path=str(store.path), data_dir=str(store.data_dir),
         enrolled_hq_url=store.meta("hq_url"), registry_source=store.meta("registry_source"),
+        registry_updated_at=store.meta("registry_updated_at"),
     )
+
+
+@dataclass(frozen=True)
+class NumberRangeLine:
+    """One talonário range numbers are taken from, and how many are left."""
+
+    series: str
+    first: int
+    last: int
+    remaining: int
+    source: str  # "hq" or "demo"
+
+
+def number_ranges(store: Any) -> list[NumberRangeLine]:
+    """The ranges the next numbers come from (HQ's once the device has one)."""
+    from inspector_app.store import numbering
+
+    return [NumberRangeLine(s.range.series, s.range.first, s.range.last, s.remaining,
+                            s.range.source) for s in numbering.usable(store)]

@@ -13,6 +13,7 @@ again (on the store worker) after each change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -209,6 +210,26 @@ class ResultPage(QWidget):
 
         self.ctx.tasks.run_store(work, done, lambda exc: self.banner.error(describe_error(exc)),
                                  owner=self)
+
+    def reevaluate(self, then: Callable[[bool], None]) -> None:
+        """Evaluate again because the registry changed (history, parameters), keeping the
+        agent's removals, additions, retention choice and narrative; ``then(changed)`` runs
+        after, saying whether the outcome differs from the one shown."""
+        inspection_id = self.state.inspection_id
+        added = tuple(self.state.added)
+        before = self.outcome
+
+        def done(outcome: Any) -> None:
+            changed = outcome != before
+            if changed:
+                self.show_outcome(outcome)
+            then(changed)
+
+        self.ctx.tasks.run_store(
+            lambda store: services.evaluate_inspection(store=store, inspection_id=inspection_id,
+                                                       added=added),
+            done, lambda exc: self.banner.error(describe_error(exc)), owner=self,
+        )
 
     def active_infractions(self) -> list[Any]:
         if self.outcome is None:

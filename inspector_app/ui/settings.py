@@ -4,8 +4,10 @@ Settings: the data folder (shown, opened with the system file manager), the HQ a
 the default print layout and printer, and the minutes of inactivity before the session
 locks; saved to the device's QSettings file (``context.save_settings``) and applied at
 once (``ctx.settings_did_change``). "Sobre": app and Qt versions, the regulation packs
-with their versions and content hashes, the device id and device key id, the store path —
-read on the store worker.
+with their versions and content hashes, the device id and device key id, the store path,
+where the registry came from and when it last changed, the number ranges and what is left
+of them — read on the store worker, and again when a sync changes the registry
+(``ctx.reference_did_change``).
 
 Caveat: the printer list comes from ``QPrinterInfo`` on the GUI thread when the screen is
 shown (as the system print dialog does); a printer that was saved and is gone stays listed
@@ -47,7 +49,7 @@ from inspector_app.ui.context import IDLE_LOCK_RANGE, AppContext, save_settings
 from inspector_app.ui.errors import UiError, describe_error
 from inspector_app.ui.packs_window import describe_status
 from inspector_app.ui.printing import LAYOUT_LABELS
-from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner, big_button, heading
+from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner, big_button, datetime_br, heading
 
 SYSTEM_PRINTER = "Padrão do sistema"
 NOT_YET = "ainda não gerado (é criado ao selar o primeiro registro)"
@@ -79,13 +81,46 @@ def validate_hq_url(text: str) -> str:
 class AboutInfo:
     device: queries.DeviceIdentity
     packs: tuple[Any, ...]  # packs.PackListing
+    ranges: tuple[queries.NumberRangeLine, ...] = ()
 
 
 def load_about(store: Any) -> AboutInfo:
-    """Device identity and the regulation packs (store worker)."""
+    """Device identity, the regulation packs and the number ranges (store worker)."""
     from inspector_app.packs import list_packs
 
-    return AboutInfo(queries.device_identity(store), tuple(list_packs()))
+    return AboutInfo(queries.device_identity(store), tuple(list_packs()),
+                     tuple(queries.number_ranges(store)))
+
+
+REGISTRY_SOURCES = {"hq": "recebidos da sede", "import": "importados de arquivo",
+                    "demo": "demonstração"}
+
+
+def describe_registry(device: queries.DeviceIdentity) -> str:
+    """The "Cadastro" line: enrolment, where the registry came from and when it changed."""
+    if device.enrolled_hq_url:
+        text = f"cadastrado na sede {device.enrolled_hq_url}"
+    elif device.registry_source == "demo":
+        text = "DEMONSTRAÇÃO (cadastro fictício, sem valor legal)"
+    else:
+        text = "não cadastrado na sede"
+    if device.registry_updated_at:
+        source = REGISTRY_SOURCES.get(device.registry_source or "", "")
+        text += (f" · dados de referência {source + ', ' if source else ''}atualizados em "
+                 f"{datetime_br(device.registry_updated_at)}")
+    return text
+
+
+def describe_ranges(ranges: tuple[queries.NumberRangeLine, ...]) -> str:
+    """The "Numeração" line: each usable range and the numbers left in it."""
+    if not ranges:
+        return "nenhuma faixa recebida (a de demonstração é criada ao selar o primeiro registro)"
+    lines = []
+    for r in ranges:
+        demo = " (demonstração)" if r.source == "demo" else ""
+        lines.append(f"série {r.series}{demo}: {r.first}–{r.last}, restam {r.remaining} "
+                     f"número(s)")
+    return "\n".join(lines)
 
 
 def _label(text: str, buddy: QWidget) -> QLabel:
@@ -114,7 +149,9 @@ class SettingsPage(QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.about: AboutInfo | None = None
+        self._opened = False  # refresh() ran once: "Sobre" is on screen
         self.banner = Banner()
+        ctx.reference_did_change.connect(self.reference_changed)
 
         self.data_dir = QLineEdit()
         self.data_dir.setReadOnly(True)
@@ -168,6 +205,7 @@ class SettingsPage(QWidget):
         self.device_key_id = _value_label()
         self.store_path = _value_label()
         self.registry = _value_label()
+        self.numbering = _value_label()
         self.packs = QTableWidget(0, len(PACK_COLUMNS))
         self.packs.setHorizontalHeaderLabels(list(PACK_COLUMNS))
         self.packs.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -187,6 +225,7 @@ class SettingsPage(QWidget):
         about_form.addRow("Chave do dispositivo (id):", self.device_key_id)
         about_form.addRow("Banco de dados:", self.store_path)
         about_form.addRow("Cadastro:", self.registry)
+        about_form.addRow("Numeração:", self.numbering)
         about_box = QGroupBox("Sobre")
         about_layout = QVBoxLayout(about_box)
         about_layout.addLayout(about_form)
@@ -216,8 +255,17 @@ class SettingsPage(QWidget):
 
     def refresh(self) -> None:
         """Fill the fields from the saved settings and read "Sobre" on the store worker."""
+        self._opened = True
         self.banner.clear_message()
         self.load_fields()
+        self.ctx.tasks.run_store(load_about, self._show_about,
+                                 lambda exc: self.banner.error(describe_error(exc)), owner=self)
+
+    def reference_changed(self) -> None:
+        """The registry or the number ranges changed: read "Sobre" again. The settings
+        fields are not reloaded, so anything typed and not yet saved stays."""
+        if not self._opened:
+            return  # never shown: the first visit reads everything
         self.ctx.tasks.run_store(load_about, self._show_about,
                                  lambda exc: self.banner.error(describe_error(exc)), owner=self)
 
@@ -249,12 +297,8 @@ class SettingsPage(QWidget):
         self.device_id.setText(device.device_id or NOT_YET)
         self.device_key_id.setText(device.device_key_id or NOT_YET)
         self.store_path.setText(device.store_path)
-        if device.enrolled_hq_url:
-            self.registry.setText(f"cadastrado na sede {device.enrolled_hq_url}")
-        elif device.registry_source == "demo":
-            self.registry.setText("DEMONSTRAÇÃO (cadastro fictício, sem valor legal)")
-        else:
-            self.registry.setText("não cadastrado na sede")
+        self.registry.setText(describe_registry(device))
+        self.numbering.setText(describe_ranges(info.ranges))
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         mono.setPointSize(self.font().pointSize())
         self.packs.setRowCount(len(info.packs))

@@ -2,7 +2,9 @@
 
 One window for everything, so locking after inactivity only covers the screens (a half-done
 inspection stays where it was) and keyboard focus never jumps between windows. The status
-bar always shows online/offline, records pending, last sync and who is logged in.
+bar always shows online/offline, records pending, last sync and who is logged in. When the
+sync worker reports registry changes it applied, the shell emits
+``ctx.reference_did_change`` and the open screens reload what they show.
 """
 
 from __future__ import annotations
@@ -257,6 +259,7 @@ class ShellWindow(QMainWindow):
         self.first_run.enrol_requested.connect(self.show_enrol)
         self.enrol_dialog: EnrolDialog | None = None
         self._last_success: str | None = None
+        self._reference_seen = 0  # SyncStatus.reference_changes already announced
         self.pages = QStackedWidget()
         for page in (loading_page, self.first_run, self.login, self.main):
             self.pages.addWidget(page)
@@ -424,6 +427,8 @@ class ShellWindow(QMainWindow):
         data_dir = self.ctx.data_dir
         self.online_label.setText("● verificando")
         self.online_label.setToolTip("Verificando a conexão com a sede…")
+        if not self.sync.running:
+            self._reference_seen = 0  # a new worker counts from zero
         self.sync.start(lambda: open_store(data_dir))
         self.main.sync.show_status(None)
 
@@ -443,6 +448,7 @@ class ShellWindow(QMainWindow):
             f"{result.first}–{result.last}.", 15_000)
         self.start_sync()
         self.refresh_status()
+        self.reference_changed()  # the device now holds HQ's number range
 
     def _sync_status(self, status: Any) -> None:
         if status.online is None:
@@ -459,14 +465,22 @@ class ShellWindow(QMainWindow):
         self.pending_label.setText(f"Pendentes de envio: {status.pending}")
         self.pending_label.setToolTip(tip)
         self.last_sync_label.setText(f"Última sincronização: {format_time(status.last_success)}")
-        if status.last_success and status.last_success != self._last_success:
+        synced = bool(status.last_success) and status.last_success != self._last_success
+        if synced:
             self._last_success = status.last_success
-            self._after_sync()
+        if status.reference_changes > self._reference_seen:
+            self._reference_seen = status.reference_changes
+            self.reference_changed()
+        elif synced and self.pages.currentWidget() is self.main:
+            self.main.today.refresh()  # records delivered: the "aguardando envio" alert
 
-    def _after_sync(self) -> None:
-        """A successful sync may have brought registry changes: show them without restart."""
-        if self.pages.currentWidget() is self.main:
-            self.main.today.refresh()
+    def reference_changed(self) -> None:
+        """The registry or the number ranges changed under the open screens (the sync
+        worker applied pulled changes on its own store connection, or enrolment added a
+        range): tell every screen, on the GUI thread, so each reloads what it shows
+        through the store worker (``ctx.reference_did_change``). The registry may also
+        bring the first inspectors to a device still on the first-run page."""
+        self.ctx.reference_did_change.emit()
         if self.pages.currentWidget() is self.first_run:
             self.tasks.run_store(self._store_opened_read, self._registry_arrived,
                                  self._task_failed, owner=self)

@@ -106,6 +106,8 @@ class TodayPage(QWidget):
         self.records_table = list_table(RECORD_COLUMNS, 4)
         self.records_empty = QLabel("Nenhum documento emitido hoje neste dispositivo.")
         self.error = Banner()
+        # Alerts show the number ranges left: a sync that brought a range reloads the page.
+        ctx.reference_did_change.connect(self.refresh)
 
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
@@ -138,6 +140,7 @@ class TodayPage(QWidget):
                                  lambda exc: self.error.error(describe_error(exc)), owner=self)
 
     def _show(self, snapshot: DaySnapshot) -> None:
+        chosen = self._selected_open()
         self.snapshot = snapshot
         self.error.clear_message()
         while self.alerts_box.count():
@@ -159,7 +162,8 @@ class TodayPage(QWidget):
         for widget in (self.open_table, self.open_label, self.resume_button):
             widget.setVisible(has_open)
         if has_open:
-            self.open_table.selectRow(0)
+            ids = [i.id for i in snapshot.open_inspections]
+            self.open_table.selectRow(ids.index(chosen) if chosen in ids else 0)
         self.resume_button.setEnabled(has_open and self.ctx.can("start_inspection"))
         self.records_table.setRowCount(len(snapshot.records))
         for row, rec in enumerate(snapshot.records):
@@ -172,9 +176,18 @@ class TodayPage(QWidget):
         self.records_empty.setVisible(not snapshot.records)
         self.snapshot_did_load.emit(snapshot)
 
+    def _selected_open(self) -> str | None:
+        """The id of the open inspection chosen in the table (kept across reloads)."""
+        rows = self.open_table.selectionModel().selectedRows()
+        if self.snapshot is None or not rows:
+            return None
+        index = rows[0].row()
+        opened = self.snapshot.open_inspections
+        return opened[index].id if index < len(opened) else None
+
     def resume_selected(self) -> None:
         if self.snapshot is None or not self.ctx.can("start_inspection"):
             return
-        rows = self.open_table.selectionModel().selectedRows()
-        if rows:
-            self.resume_requested.emit(self.snapshot.open_inspections[rows[0].row()].id)
+        chosen = self._selected_open()
+        if chosen is not None:
+            self.resume_requested.emit(chosen)

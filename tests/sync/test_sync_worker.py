@@ -139,3 +139,30 @@ def test_worker_goes_offline_backs_off_and_drains_the_outbox_when_hq_returns(
         worker.stop()
     assert not worker.alive and not worker.status.running
     assert any(s.online is False for s in statuses) and statuses[-1].online
+
+
+def test_the_status_counts_every_reference_change_the_worker_applied(hq, make_store, tmp_path):
+    """The GUI reloads its screens when ``reference_changes`` grows (shell.reference_changed):
+    it grows by what each run pulled and never when nothing came."""
+    import json
+
+    from inspector_app.hq.registry import import_registry
+
+    store = make_store()
+    sync.enrol(store, hq_url=hq.url, code=hq.enrol_code(series="RC", range_size=10))
+    worker = SyncWorker(lambda: store)
+    worker.step(store)
+    first = worker.status.reference_changes
+    assert worker.status.last_success and first == 1  # the device's own number range
+    worker.step(store)
+    assert worker.status.reference_changes == first  # nothing new: nothing to reload
+
+    holder = dict(zip(("id", "kind", "name", "cnpj", "permit_number", "permit_status",
+                       "pack_id"),
+                      ("rc-h1", "pj", "Viação Planalto Ltda", "11.222.333/0001-81", "P-77",
+                       "active", "DF_STPCR"), strict=True))
+    path = tmp_path / "registry.json"
+    path.write_text(json.dumps({"permit_holders": [holder]}), encoding="utf-8")
+    assert import_registry(hq.engine, path).ok
+    worker.step(store)
+    assert worker.status.reference_changes == first + 1
