@@ -218,8 +218,11 @@ def _reserved_bytes(certificate_der: bytes) -> int:
     # Without a size pyHanko signs twice, once with a dummy to measure: half the signing
     # time. The B-B container is the certificate plus about 600 bytes (three signed
     # attributes, a 64-byte Ed25519 signature); 2 KiB of slack also fits an HQ-issued
-    # certificate with longer names or an RSA issuer signature.
-    return len(certificate_der) + 2048
+    # certificate with longer names or an RSA issuer signature. pyHanko wants an even count
+    # (the placeholder is hex), and a certificate's length is odd about half the time
+    # (random serial numbers): round up.
+    size = len(certificate_der) + 2048
+    return size + size % 2
 
 
 def _unreadable(message: str) -> SignatureCheck:

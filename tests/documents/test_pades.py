@@ -313,3 +313,19 @@ def test_hq_issued_certificate_expired_at_signing_time_is_not_valid(reportlab_pd
     signed = sign_pdf(reportlab_pdf, key=key, certificate_der=device_der, signed_at=late)
     check = validate_pdf_signature(signed, trust_certificate_der=ca_der)
     assert check.intact and not check.valid and not check.ok
+
+
+def test_certificates_of_odd_and_even_length_both_sign(reportlab_pdf):
+    # pyHanko refuses an odd placeholder size; a certificate's length is odd about half the
+    # time (random serial numbers), which once made signing fail now and then.
+    lengths: dict[int, Device] = {}
+    for n in range(64):
+        candidate = Device(f"3f2a9c41-7d0e-4b8a-9f11-0c5d2e6a7b{n:02d}")
+        lengths.setdefault(len(candidate.certificate) % 2, candidate)
+        if len(lengths) == 2:
+            break
+    assert set(lengths) == {0, 1}
+    for candidate in lengths.values():
+        check = validate_pdf_signature(candidate.sign(reportlab_pdf),
+                                       trust_certificate_der=candidate.certificate)
+        assert check.intact and check.valid, check.message_pt
