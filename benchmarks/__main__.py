@@ -1,7 +1,8 @@
 """Run every benchmark and print one table (medians over repeated runs, one process).
 
 ``python -m benchmarks [name ...]`` runs only the named suites (see SUITES:
-rules, store_seal, store_lookup, store_history, media, documents, pades, sync, crash).
+rules, store_seal, store_lookup, store_history, media, documents, pades, sync, faults,
+crash).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 
 SUITES = (
     "rules", "store_seal", "store_lookup", "store_history", "media", "documents", "pades", "sync",
-    "crash",
+    "faults", "crash",
 )
 
 
