@@ -38,7 +38,7 @@ from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.devices import Device
 from inspector_app.hq.numbering import AllocatedRange, device_ranges
-from inspector_app.hq.standing import on_accepted
+from inspector_app.hq.standing import lock_holders_of, on_accepted, on_accepted_batch
 from inspector_app.hq.tables import devices, receipts, record_blobs, records
 from inspector_app.security.records import canonical_json, sha256_hex, verify_record
 from inspector_app.sync.protocol import (
@@ -208,10 +208,14 @@ def ingest(engine: Engine, device: Device, batch: Sequence[PushRecord],
     checked = [_precheck(record, device) for record in batch]
     with engine.begin() as conn:
         ranges = device_ranges(conn, device.id)
+        accepted: list[dict[str, Any]] = []
         try:
             with conn.begin_nested():
-                results = _ingest_together(conn, device, batch, checked, ranges, blobs, now)
+                results = _ingest_together(conn, device, batch, checked, ranges, blobs, now,
+                                           accepted)
         except IntegrityError:
+            accepted.clear()  # record by record, each with its own bookkeeping
+            lock_holders_of(conn, [c[1] for c in checked if not isinstance(c, PushResult)])
             results = [_one(conn, record, check, device, ranges, blobs, now)
                        for record, check in zip(batch, checked, strict=True)]
         conn.execute(
@@ -221,6 +225,8 @@ def ingest(engine: Engine, device: Device, batch: Sequence[PushRecord],
              for r, rec in zip(results, batch, strict=True)],
         )
         conn.execute(update(devices).where(devices.c.id == device.id).values(last_seen_at=now))
+        # Last: it takes the pull log's lock, held until the commit just after.
+        on_accepted_batch(conn, accepted, device.id, now)
     return results
 
 
@@ -242,9 +248,11 @@ def _answer(record: PushRecord, answer: _Answer) -> PushResult:
 
 def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecord],
                      checked: Sequence[_Checked], ranges: Sequence[AllocatedRange],
-                     blobs: BlobStore, now: str) -> list[PushResult]:
+                     blobs: BlobStore, now: str,
+                     accepted_envelopes: list[dict[str, Any]]) -> list[PushResult]:
     """Checks 5-7 for the whole batch with one query each, then one insert of every
-    accepted record. Same answers as :func:`_one` record by record, in order: a record
+    accepted record (their envelopes are appended to ``accepted_envelopes`` for the
+    bookkeeping). Same answers as :func:`_one` record by record, in order: a record
     earlier in the batch counts as held for the ones after it."""
     candidates = [r for r, c in zip(batch, checked, strict=True) if not isinstance(c, PushResult)]
     held: dict[str, tuple[str, str]] = {}
@@ -277,8 +285,7 @@ def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecor
         links = [{"record_id": r.id, "sha256": b} for r, _, needed in accepted for b in needed]
         if links:
             conn.execute(insert(record_blobs), links)
-        for _, envelope, _ in accepted:
-            on_accepted(conn, envelope, device.id, now)
+        accepted_envelopes.extend(envelope for _, envelope, _ in accepted)
     return results
 
 

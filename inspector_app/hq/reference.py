@@ -11,11 +11,13 @@ takes an EXCLUSIVE lock on it (readers are not blocked); SQLite serialises write
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import text as sql_text
 
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.tables import changes, reference_rows
@@ -26,9 +28,29 @@ def row_json(row: Mapping[str, Any]) -> str:
     return json.dumps(dict(row), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _lock_changes(conn: Connection) -> None:
+def lock_changes(conn: Connection) -> None:
+    """Take the pull log's write lock until the transaction ends (see the caveat above):
+    taken before reading what a publication is computed from, so the publication sees
+    every change committed before it."""
     if conn.dialect.name == "postgresql":
         conn.exec_driver_sql("LOCK TABLE changes IN EXCLUSIVE MODE")
+
+
+def lock_holders(conn: Connection, holder_keys: Iterable[str]) -> None:
+    """Serialise, until the transaction ends, the transactions that recompute the standing
+    of any of these holders (PostgreSQL advisory locks, taken in one order so two batches
+    cannot deadlock); SQLite serialises writers anyway. Taken before a holder's history is
+    read, so a standing is computed from every auto committed before it."""
+    keys = sorted({_lock_number(key) for key in holder_keys})
+    if keys and conn.dialect.name == "postgresql":
+        conn.execute(sql_text("SELECT pg_advisory_xact_lock(k) "
+                              "FROM unnest(CAST(:keys AS bigint[])) AS k ORDER BY k"),
+                     {"keys": keys})
+
+
+def _lock_number(key: str) -> int:
+    return int.from_bytes(hashlib.sha256(b"holder:" + key.encode()).digest()[:8], "big",
+                          signed=True)
 
 
 def append_change(
@@ -41,7 +63,7 @@ def append_change(
     device_id: str | None = None,
 ) -> int:
     """Append one change to the pull log; returns its sequence number."""
-    _lock_changes(conn)
+    lock_changes(conn)
     result = conn.execute(
         insert(changes).values(
             table_name=table, key=key, op=op, row=row_json(row), device_id=device_id,
@@ -78,31 +100,76 @@ def live_rows(conn: Connection, table: str) -> Iterator[dict[str, Any]]:
         yield value
 
 
+def history_holder_key(row: Mapping[str, Any]) -> str | None:
+    """Whose history a ``history`` row is: the permit holder's id, else ``plate:<plate>``."""
+    holder, plate = row.get("holder_id"), row.get("plate_key")
+    if holder:
+        return str(holder)
+    return f"plate:{plate}" if plate else None
+
+
 def upsert_row(conn: Connection, table: str, row: Mapping[str, Any]) -> int | None:
     """Make ``row`` the current row of ``table`` and publish it; None when unchanged."""
-    key = reference_key(table, row)
-    text = row_json(row)
-    existing = conn.execute(
-        select(reference_rows.c.row, reference_rows.c.deleted).where(
-            reference_rows.c.table_name == table, reference_rows.c.key == key
-        )
-    ).first()
-    if existing is not None and not existing.deleted and existing.row == text:
-        return None
-    seq = append_change(conn, table, key, "upsert", row)
-    if existing is None:
+    published = upsert_rows(conn, table, [row])
+    return published[0] if published else None
+
+
+def upsert_rows(conn: Connection, table: str, rows: Sequence[Mapping[str, Any]]) -> list[int]:
+    """:func:`upsert_row` for many rows of one table (see :func:`upsert_tables`)."""
+    return upsert_tables(conn, [(table, rows)])
+
+
+def upsert_tables(conn: Connection,
+                  tables: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> list[int]:
+    """Make each row current and publish it, for several tables at once, in a handful of
+    statements: one query per table for the current rows, then (holding the pull log's
+    lock) one insert into the log for every change, one insert of the new rows and one
+    batched update of the rows that existed. Rows equal to the current one are skipped; of
+    two rows with one key the later wins. Returns the sequence numbers published, in order
+    (the tables' order, then the rows')."""
+    todo: list[tuple[str, str, Mapping[str, Any], str, bool]] = []
+    for table, rows in tables:
+        wanted: dict[str, tuple[Mapping[str, Any], str]] = {}
+        for row in rows:
+            wanted[reference_key(table, row)] = (row, row_json(row))
+        keys = list(wanted)
+        held: dict[str, Any] = {}
+        for start in range(0, len(keys), 500):
+            for found in conn.execute(
+                select(reference_rows.c.key, reference_rows.c.row,
+                       reference_rows.c.deleted).where(
+                    reference_rows.c.table_name == table,
+                    reference_rows.c.key.in_(keys[start:start + 500]))
+            ):
+                held[found.key] = found
+        todo += [(table, key, row, text, key in held) for key, (row, text) in wanted.items()
+                 if key not in held or held[key].deleted or held[key].row != text]
+    if not todo:
+        return []
+    lock_changes(conn)
+    at = utc_now()
+    seqs = [int(seq) for seq in conn.execute(
+        insert(changes).returning(changes.c.seq, sort_by_parameter_order=True),
+        [{"table_name": table, "key": key, "op": "upsert", "row": text, "device_id": None,
+          "at": at} for table, key, _, text, _ in todo],
+    ).scalars()]
+    written = [{"t": table, "k": key, "row": text, "seq": seq, "deleted": False,
+                "holder_key": history_holder_key(row) if table == "history" else None,
+                "existed": existed}
+               for (table, key, row, text, existed), seq in zip(todo, seqs, strict=True)]
+    fresh = [{"table_name": w["t"], "key": w["k"], "row": w["row"], "deleted": False,
+              "seq": w["seq"], "holder_key": w["holder_key"]} for w in written
+             if not w["existed"]]
+    if fresh:
+        conn.execute(insert(reference_rows), fresh)
+    changed = [{k: v for k, v in w.items() if k != "existed"} for w in written if w["existed"]]
+    if changed:
         conn.execute(
-            insert(reference_rows).values(
-                table_name=table, key=key, row=text, deleted=False, seq=seq
-            )
+            update(reference_rows).where(reference_rows.c.table_name == bindparam("t"),
+                                         reference_rows.c.key == bindparam("k")),
+            changed,
         )
-    else:
-        conn.execute(
-            update(reference_rows)
-            .where(reference_rows.c.table_name == table, reference_rows.c.key == key)
-            .values(row=text, deleted=False, seq=seq)
-        )
-    return seq
+    return seqs
 
 
 def delete_row(conn: Connection, table: str, key: str) -> int | None:

@@ -25,13 +25,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, insert, select
 
 from inspector_app.domain.deadlines import months_before
-from inspector_app.hq.reference import append_change, current_row
-from inspector_app.hq.registry import publish_row
+from inspector_app.hq.reference import (
+    current_row,
+    history_holder_key,
+    lock_holders,
+    upsert_rows,
+    upsert_tables,
+)
 from inspector_app.hq.tables import records, reference_rows, suspected_duplicates
 from inspector_app.sync.protocol import display_number
 
@@ -63,12 +69,6 @@ def _pack_id(envelope: Mapping[str, Any]) -> str | None:
     return pack if isinstance(pack, str) else None
 
 
-def _holder_key(holder_id: str | None, plate_key: str | None) -> str | None:
-    if holder_id:
-        return holder_id
-    return f"plate:{plate_key}" if plate_key else None
-
-
 def point_windows(conn: Connection, pack_id: str | None) -> tuple[tuple[int, int], ...]:
     """(months, points) pairs: the published pack parameter, else the DF defaults."""
     if pack_id:
@@ -82,24 +82,18 @@ def point_windows(conn: Connection, pack_id: str | None) -> tuple[tuple[int, int
     return DF_POINT_WINDOWS
 
 
-def _history_of(conn: Connection, holder_key: str) -> list[dict[str, Any]]:
-    # Rows are stored as compact sorted JSON, so a substring test narrows the scan before
-    # any JSON is parsed; the exact test follows.
-    if holder_key.startswith("plate:"):
-        needle = '"plate_key":' + json.dumps(holder_key[len("plate:"):], ensure_ascii=False)
-    else:
-        needle = '"holder_id":' + json.dumps(holder_key, ensure_ascii=False)
-    rows = []
-    for (text,) in conn.execute(
-        select(reference_rows.c.row).where(
-            reference_rows.c.table_name == "history", reference_rows.c.deleted.is_(False),
-            reference_rows.c.row.contains(needle, autoescape=True),
-        )
-    ):
-        row: dict[str, Any] = json.loads(text)
-        if _holder_key(row.get("holder_id"), row.get("plate_key")) == holder_key:
-            rows.append(row)
-    return rows
+def _histories_of(conn: Connection, holder_keys: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The live history rows of each holder (``reference_rows.holder_key``, indexed)."""
+    found: dict[str, list[dict[str, Any]]] = {key: [] for key in holder_keys}
+    keys = list(found)
+    for start in range(0, len(keys), 500):
+        for holder_key, text in conn.execute(
+            select(reference_rows.c.holder_key, reference_rows.c.row).where(
+                reference_rows.c.table_name == "history", reference_rows.c.deleted.is_(False),
+                reference_rows.c.holder_key.in_(keys[start:start + 500]))
+        ):
+            found[holder_key].append(json.loads(text))
+    return found
 
 
 def compute_standing(history: Sequence[Mapping[str, Any]], windows: Sequence[tuple[int, int]],
@@ -147,25 +141,36 @@ def compute_standing(history: Sequence[Mapping[str, Any]], windows: Sequence[tup
 
 def publish_standing(conn: Connection, holder_key: str, pack_id: str | None) -> int | None:
     """Recompute and publish the standing of ``holder_key``; None when unchanged."""
-    row = compute_standing(_history_of(conn, holder_key), point_windows(conn, pack_id),
-                           holder_key=holder_key, pack_id=pack_id)
-    text = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    existing = conn.execute(
-        select(reference_rows.c.row, reference_rows.c.deleted).where(
-            reference_rows.c.table_name == STANDING_TABLE, reference_rows.c.key == holder_key
-        )
-    ).first()
-    if existing is not None and not existing.deleted and existing.row == text:
-        return None
-    seq = append_change(conn, STANDING_TABLE, holder_key, "upsert", row)
-    if existing is None:
-        conn.execute(insert(reference_rows).values(
-            table_name=STANDING_TABLE, key=holder_key, row=text, deleted=False, seq=seq))
-    else:
-        conn.execute(update(reference_rows).where(
-            reference_rows.c.table_name == STANDING_TABLE, reference_rows.c.key == holder_key
-        ).values(row=text, deleted=False, seq=seq))
-    return seq
+    published = publish_standings(conn, {holder_key: pack_id})
+    return published[0] if published else None
+
+
+def publish_standings(conn: Connection, holders: Mapping[str, str | None]) -> list[int]:
+    """Recompute and publish the standing of each holder (key → pack id)."""
+    lock_holders(conn, holders)
+    return upsert_rows(conn, STANDING_TABLE, _standings(conn, holders, []))
+
+
+def _standings(conn: Connection, holders: Mapping[str, str | None],
+               pending: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The standing of each holder from the history HQ holds plus ``pending`` history rows
+    about to be published (they replace held rows with the same id): one query for the
+    history, one per pack for its point windows. The caller holds the holders' locks."""
+    keys = sorted(holders)
+    histories = _histories_of(conn, keys)
+    for row in pending:
+        key = history_holder_key(row)
+        if key in histories:
+            histories[key] = [h for h in histories[key] if h.get("id") != row["id"]] + [dict(row)]
+    windows: dict[str | None, tuple[tuple[int, int], ...]] = {}
+    rows = []
+    for key in keys:
+        pack_id = holders[key]
+        if pack_id not in windows:
+            windows[pack_id] = point_windows(conn, pack_id)
+        rows.append(compute_standing(histories[key], windows[pack_id], holder_key=key,
+                                     pack_id=pack_id))
+    return rows
 
 
 def standing_of(conn: Connection, holder_key: str) -> dict[str, Any] | None:
@@ -180,90 +185,164 @@ def standing_of(conn: Connection, holder_key: str) -> dict[str, Any] | None:
     return value
 
 
-def _flag_duplicates(conn: Connection, record_id: str, device_id: str, plate_key: str,
-                     occurred_on: str, rule_ids: set[str], now: str) -> None:
-    others = conn.execute(
-        select(records.c.id, records.c.device_id, records.c.payload).where(
-            records.c.kind == "auto_infracao", records.c.plate_key == plate_key,
-            records.c.occurred_on == occurred_on, records.c.device_id != device_id,
-        ).order_by(records.c.received_at, records.c.id)
-    ).all()
-    rows = []
-    for other in others:
-        try:
-            envelope = json.loads(other.payload)
-        except ValueError:
-            continue
-        for rule_id in sorted(rule_ids & {i["rule_id"] for i in infractions_of(envelope)}):
-            rows.append({"plate_key": plate_key, "rule_id": rule_id, "occurred_on": occurred_on,
-                         "record_id": record_id, "device_id": device_id,
-                         "other_record_id": other.id, "other_device_id": other.device_id,
-                         "flagged_at": now})
-    if rows:
-        conn.execute(insert(suspected_duplicates), rows)
+@dataclass(frozen=True)
+class _Auto:
+    """What HQ's bookkeeping needs of an accepted auto de infração."""
+
+    id: str
+    number: str | None
+    infractions: list[dict[str, Any]]
+    date: str
+    holder_id: str | None
+    plate_key: str | None
+    pack_id: str | None
+
+    @property
+    def holder_key(self) -> str | None:
+        return history_holder_key({"holder_id": self.holder_id, "plate_key": self.plate_key})
+
+
+def _auto(envelope: Mapping[str, Any]) -> _Auto | None:
+    infractions = infractions_of(envelope)
+    if not infractions:
+        return None
+    try:
+        date = dt.date.fromisoformat(str(envelope.get("occurred_on"))[:10]).isoformat()
+    except ValueError:
+        return None
+    holder_id, plate_key = envelope.get("holder_id"), envelope.get("plate_key")
+    return _Auto(id=str(envelope["id"]),
+                 number=display_number(envelope.get("series"), envelope.get("number")),
+                 infractions=infractions, date=date,
+                 holder_id=holder_id if isinstance(holder_id, str) else None,
+                 plate_key=plate_key if isinstance(plate_key, str) else None,
+                 pack_id=_pack_id(envelope))
 
 
 def on_accepted(conn: Connection, envelope: Mapping[str, Any], device_id: str,
                 now: str) -> None:
     """Update history, standing and duplicate flags for a record just stored."""
-    kind = envelope.get("kind")
-    if kind == "auto_infracao":
-        _on_auto(conn, envelope, device_id, now)
-    elif kind == "cancelamento" and isinstance(envelope.get("refers_to"), str):
-        _on_cancel(conn, envelope["refers_to"])
+    on_accepted_batch(conn, [envelope], device_id, now)
 
 
-def _on_auto(conn: Connection, envelope: Mapping[str, Any], device_id: str, now: str) -> None:
-    infractions = infractions_of(envelope)
-    if not infractions:
+def on_accepted_batch(conn: Connection, envelopes: Sequence[Mapping[str, Any]],
+                      device_id: str, now: str) -> None:
+    """Update history, standing and duplicate flags for records of one device just stored
+    together, with a handful of statements for the whole batch.
+
+    The holders' locks (:func:`lock_holders`) are taken before their history is read, so a
+    standing counts every auto committed before it; the pull log's lock only at the very
+    end, around the writes (:func:`upsert_tables`), so concurrent batches wait on it briefly."""
+    autos = [a for a in (_auto(e) for e in envelopes if e.get("kind") == "auto_infracao")
+             if a is not None]
+    cancelled = [str(e["refers_to"]) for e in envelopes
+                 if e.get("kind") == "cancelamento" and isinstance(e.get("refers_to"), str)]
+    if not autos and not cancelled:
         return
-    holder_id = envelope.get("holder_id") if isinstance(envelope.get("holder_id"), str) else None
-    plate_key = envelope.get("plate_key") if isinstance(envelope.get("plate_key"), str) else None
-    occurred = envelope.get("occurred_on")
-    try:
-        date = dt.date.fromisoformat(str(occurred)[:10]).isoformat()
-    except ValueError:
-        return
-    holder_key = _holder_key(holder_id, plate_key)
-    number = display_number(envelope.get("series"), envelope.get("number"))
-    cancelled = conn.execute(
-        select(records.c.id).where(records.c.kind == "cancelamento",
-                                   records.c.refers_to == envelope["id"])
-    ).first() is not None
-    for index, inf in enumerate(infractions):
-        publish_row(conn, "history", {
-            "id": f"{envelope['id']}:{index}", "holder_id": holder_id, "plate_key": plate_key,
-            "rule_id": inf["rule_id"], "date": date,
-            "status": "cancelled" if cancelled else "pending",
-            "points": inf["points"], "auto_number": number,
-        }, updated_at=now)
-    if holder_key is not None:
-        publish_standing(conn, holder_key, _pack_id(envelope))
-    if plate_key:
-        _flag_duplicates(conn, str(envelope["id"]), device_id, plate_key, date,
-                         {i["rule_id"] for i in infractions}, now)
+    _flag_duplicates(conn, autos, device_id, now)
+    cancelled_autos = _held_autos(conn, cancelled)
+    touched: dict[str, str | None] = {}
+    for auto in [*autos, *cancelled_autos]:
+        if auto.holder_key is not None:
+            touched.setdefault(auto.holder_key, auto.pack_id)
+    lock_holders(conn, touched)
+    history: list[dict[str, Any]] = []
+    if autos:
+        cancelled_already = set(conn.execute(
+            select(records.c.refers_to).where(records.c.kind == "cancelamento",
+                                              records.c.refers_to.in_([a.id for a in autos]))
+        ).scalars())
+        for auto in autos:
+            status = "cancelled" if auto.id in cancelled_already else "pending"
+            history += [{"id": f"{auto.id}:{index}", "holder_id": auto.holder_id,
+                         "plate_key": auto.plate_key, "rule_id": inf["rule_id"],
+                         "date": auto.date, "status": status, "points": inf["points"],
+                         "auto_number": auto.number, "updated_at": now}
+                        for index, inf in enumerate(auto.infractions)]
+    history += _cancelled_history(conn, cancelled_autos, now)
+    standings = _standings(conn, touched, history) if touched else []
+    upsert_tables(conn, [("history", history), (STANDING_TABLE, standings)])
 
 
-def _on_cancel(conn: Connection, auto_id: str) -> None:
-    auto = conn.execute(
-        select(records.c.payload).where(records.c.id == auto_id,
+def lock_holders_of(conn: Connection, envelopes: Sequence[Mapping[str, Any]]) -> None:
+    """Take, at once and in one order, the locks of every holder whose standing these
+    records may change: for a path that then handles them one at a time (each taking the
+    pull log's lock), so it never waits for a holder's lock while holding that one."""
+    autos = [a for a in (_auto(e) for e in envelopes if e.get("kind") == "auto_infracao")
+             if a is not None]
+    autos += _held_autos(conn, [str(e["refers_to"]) for e in envelopes
+                                if e.get("kind") == "cancelamento"
+                                and isinstance(e.get("refers_to"), str)])
+    lock_holders(conn, {a.holder_key for a in autos if a.holder_key is not None})
+
+
+def _held_autos(conn: Connection, auto_ids: Sequence[str]) -> list[_Auto]:
+    """The autos among ``auto_ids`` HQ holds (those a cancelamento of the batch cancels)."""
+    if not auto_ids:
+        return []
+    found = []
+    for (payload,) in conn.execute(
+        select(records.c.payload).where(records.c.id.in_(auto_ids),
                                         records.c.kind == "auto_infracao")
-    ).scalar_one_or_none()
-    if auto is None:
+    ):
+        auto = _auto(json.loads(payload))
+        if auto is not None:
+            found.append(auto)
+    return found
+
+
+def _cancelled_history(conn: Connection, autos: Sequence[_Auto],
+                       now: str) -> list[dict[str, Any]]:
+    """The live history rows of ``autos`` not yet cancelled, marked ``cancelled``."""
+    keys = [f"{auto.id}:{index}" for auto in autos for index in range(len(auto.infractions))]
+    if not keys:
+        return []
+    out = []
+    for (text,) in conn.execute(
+        select(reference_rows.c.row).where(
+            reference_rows.c.table_name == "history", reference_rows.c.deleted.is_(False),
+            reference_rows.c.key.in_(keys)).order_by(reference_rows.c.key)
+    ):
+        row = json.loads(text)
+        if row.get("status") != "cancelled":
+            out.append({**row, "status": "cancelled", "updated_at": now})
+    return out
+
+
+def _flag_duplicates(conn: Connection, autos: Sequence[_Auto], device_id: str,
+                     now: str) -> None:
+    """Flag each auto whose plate, day and a rule match an auto from another device."""
+    with_plate = [a for a in autos if a.plate_key]
+    if not with_plate:
         return
-    envelope = json.loads(auto)
-    touched: set[str] = set()
-    for index in range(len(infractions_of(envelope))):
-        row = current_row(conn, "history", f"{auto_id}:{index}")
-        if row is None or row.get("status") == "cancelled":
+    others: dict[tuple[str, str], list[tuple[str, str, set[str]]]] = {}
+    for other in conn.execute(
+        select(records.c.id, records.c.device_id, records.c.payload, records.c.plate_key,
+               records.c.occurred_on).where(
+            records.c.kind == "auto_infracao",
+            records.c.plate_key.in_({a.plate_key for a in with_plate}),
+            records.c.occurred_on.in_({a.date for a in with_plate}),
+            records.c.device_id != device_id,
+        ).order_by(records.c.received_at, records.c.id)
+    ):
+        try:
+            envelope = json.loads(other.payload)
+        except ValueError:
             continue
-        row.pop("updated_at", None)
-        publish_row(conn, "history", {**row, "status": "cancelled"})
-        key = _holder_key(row.get("holder_id"), row.get("plate_key"))
-        if key is not None:
-            touched.add(key)
-    for key in sorted(touched):
-        publish_standing(conn, key, _pack_id(envelope))
+        others.setdefault((other.plate_key, other.occurred_on), []).append(
+            (other.id, other.device_id, {i["rule_id"] for i in infractions_of(envelope)}))
+    rows = []
+    for auto in with_plate:
+        assert auto.plate_key is not None
+        rules = {i["rule_id"] for i in auto.infractions}
+        for other_id, other_device, other_rules in others.get((auto.plate_key, auto.date), []):
+            for rule_id in sorted(rules & other_rules):
+                rows.append({"plate_key": auto.plate_key, "rule_id": rule_id,
+                             "occurred_on": auto.date, "record_id": auto.id,
+                             "device_id": device_id, "other_record_id": other_id,
+                             "other_device_id": other_device, "flagged_at": now})
+    if rows:
+        conn.execute(insert(suspected_duplicates), rows)
 
 
 def list_suspected_duplicates(conn: Connection) -> list[dict[str, Any]]:

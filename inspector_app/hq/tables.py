@@ -113,7 +113,9 @@ receipts = Table(
     Column("at", String(40), nullable=False),
 )
 
-# Current reference data (HQ-owned), one JSON row per (table, key).
+# Current reference data (HQ-owned), one JSON row per (table, key). ``holder_key`` is set on
+# ``history`` rows (the permit holder's id, else ``plate:<plate_key>``) so a holder's
+# history is an index lookup when HQ recomputes the standing.
 reference_rows = Table(
     "reference_rows",
     metadata,
@@ -122,6 +124,8 @@ reference_rows = Table(
     Column("row", Text, nullable=False),
     Column("deleted", Boolean, nullable=False, default=False),
     Column("seq", BigInteger, nullable=False),
+    Column("holder_key", String(200)),
+    Index("ix_reference_rows_holder_key", "table_name", "holder_key"),
 )
 
 # The pull log: every upsert and tombstone in server order. ``device_id`` set means the

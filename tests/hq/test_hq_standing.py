@@ -185,3 +185,64 @@ def test_a_standing_file_is_refused_by_the_hq_registry_import(hq, device, tmp_pa
     assert json.loads(standing["points_json"])["4"] == 5  # HQ's figure, untouched
     assert hq.scalar("SELECT count(*) FROM changes WHERE seq > :s AND table_name = 'standing'",
                      s=before) == 0
+
+
+def test_an_auto_and_its_cancelamento_in_one_batch_leave_it_cancelled(hq, device):
+    first = auto(device, infractions=[("R1", 7)])
+    second = auto(device, infractions=[("R2", 4)])
+    results = device.push(first, second, cancel(device, first)).json()["results"]
+    assert [r["status"] for r in results] == ["accepted"] * 3
+    changes = pulled(device)
+    history = latest(changes, "history")
+    assert history[f"{first.id}:0"]["status"] == "cancelled"
+    assert history[f"{second.id}:0"]["status"] == "pending"
+    assert json.loads(latest(changes, "standing")[HOLDER]["points_json"])["4"] == 4
+
+
+def test_concurrent_batches_about_one_holder_all_count_in_its_standing(hq):
+    # Each batch recomputes the holder's standing from the history HQ holds; batches that
+    # overlap must each see the others' committed autos, or the last one published wins
+    # with a short count.
+    from concurrent.futures import ThreadPoolExecutor
+
+    devices = [SimDevice(hq).enrol() for _ in range(6)]
+    batches = [[auto(d, infractions=[("R1", 1)], plate_key=f"PLT{i}{j}") for j in range(5)]
+               for i, d in enumerate(devices)]
+
+    def push(i):
+        return devices[i].push(*batches[i]).json()["results"]
+
+    with ThreadPoolExecutor(len(devices)) as pool:
+        answers = list(pool.map(push, range(len(devices))))
+    assert all(r["status"] == "accepted" for a in answers for r in a)
+    standing = latest(pulled(devices[0]), "standing")[HOLDER]
+    assert json.loads(standing["points_json"])["4"] == 6 * 5
+
+
+def test_migration_0003_indexes_the_history_already_held(tmp_path):
+    from alembic import command
+    from sqlalchemy import text
+
+    from inspector_app.hq.core.db import alembic_config, make_engine
+    from inspector_app.hq.standing import publish_standing
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'hq.db'}")
+    command.upgrade(alembic_config(engine), "0002")
+    rows = [("a:0", {"id": "a:0", "holder_id": "H-9", "plate_key": "JJK8D48", "rule_id": "R1",
+                     "date": "2026-04-01", "status": "pending", "points": 5}),
+            ("b:0", {"id": "b:0", "holder_id": None, "plate_key": "ABC1C34", "rule_id": "R2",
+                     "date": "2026-04-02", "status": "pending", "points": 3})]
+    with engine.begin() as conn:
+        for seq, (key, row) in enumerate(rows, start=1):
+            conn.execute(text("INSERT INTO reference_rows (table_name, key, row, deleted, seq) "
+                              "VALUES ('history', :k, :r, false, :s)"),
+                         {"k": key, "r": json.dumps(row), "s": seq})
+    command.upgrade(alembic_config(engine), "head")
+    with engine.begin() as conn:
+        keys = dict(conn.execute(text("SELECT key, holder_key FROM reference_rows")).all())
+        assert keys == {"a:0": "H-9", "b:0": "plate:ABC1C34"}
+        publish_standing(conn, "H-9", "DF_STPA")
+        standing = json.loads(conn.execute(text(
+            "SELECT row FROM reference_rows WHERE table_name = 'standing'")).scalar_one())
+    assert json.loads(standing["points_json"])["4"] == 5
+    engine.dispose()
