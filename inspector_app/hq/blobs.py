@@ -5,10 +5,11 @@ it was sent under is renamed into place (atomic, fsynced). Sending a blob that i
 there is harmless: the copy is checked and discarded.
 
 A bundle (``put_bundle``, the framing in ``sync.protocol.bundle_part_header``) carries many
-files in one request: each is hashed as it streams in (held in memory up to 1 MiB, beyond
-that in a temporary file); a file already here is skipped unread. At the end the verified
-ones are written, fsynced and renamed into place, a few at a time, and each touched folder
-fsynced once (not once per file), in a worker thread so the event loop keeps serving.
+files in one request: each is hashed as it streams in (held in memory when it is small, up
+to 16 MiB per bundle, else in a temporary file); a file already here is skipped unread. At
+the end the verified ones are written, fsynced and renamed into place, a few at a time, and
+each touched folder fsynced once (not once per file), in a worker thread so the event loop
+keeps serving.
 Every file received whole and verified is kept even when the request breaks off after it,
 so an interrupted upload resumes without sending it again.
 """
@@ -33,7 +34,10 @@ from inspector_app.fileio import fsync_folder
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PART_HEADER = re.compile(rb"([0-9a-f]{64}) ([0-9]{1,15})")
 _MAX_HEADER = 96
-_SPILL_BYTES = 1024 * 1024  # a bundled file larger than this waits in a temporary file
+# A bundled file waits for its fsync in memory when it is at most _SPILL_BYTES and the
+# bundle's files in memory stay within _BUNDLE_MEMORY; otherwise in a temporary file.
+_SPILL_BYTES = 1024 * 1024
+_BUNDLE_MEMORY = 16 * 1024 * 1024
 _COMMIT_THREADS = 8
 
 PartStatus = Literal["stored", "present", "refused"]
@@ -41,8 +45,8 @@ PartStatus = Literal["stored", "present", "refused"]
 
 @dataclass
 class _Part:
-    """One file of a bundle while its bytes arrive: in memory up to ``_SPILL_BYTES``, then
-    in a temporary file beside its final place."""
+    """One file of a bundle while its bytes arrive: in memory (a small file, while the
+    bundle's budget lasts) or in a temporary file beside its final place."""
 
     sha256: str
     size: int
@@ -125,6 +129,7 @@ class BlobStore:
         that arrived whole and verified are kept all the same."""
         answers: list[tuple[str, PartStatus, str | None]] = []
         verified: dict[str, _Part] = {}  # to write (or rename) into place at the end
+        in_memory = 0  # bytes of this bundle's files held in memory
         header = bytearray()
         part: _Part | None = None
         try:
@@ -143,7 +148,9 @@ class BlobStore:
                         if len(answers) >= max_parts:
                             raise BlobError(400, f"pacote com mais de {max_parts} arquivos")
                         part = self._open_part(bytes(header), max_bytes, len(answers) + 1,
-                                               verified)
+                                               verified, in_memory)
+                        if part.memory is not None:
+                            in_memory += part.size
                         header.clear()
                     else:
                         take = min(part.size - part.received, len(chunk) - pos)
@@ -164,7 +171,7 @@ class BlobStore:
         return answers
 
     def _open_part(self, header: bytes, max_bytes: int, index: int,
-                   verified: dict[str, _Part]) -> _Part:
+                   verified: dict[str, _Part], in_memory: int) -> _Part:
         match = _PART_HEADER.fullmatch(header)
         if match is None:
             raise BlobError(400, f"parte {index} do pacote sem cabeçalho '<sha256> <tamanho>'")
@@ -175,6 +182,9 @@ class BlobStore:
             part.decided = ("present", None)  # named by its hash: what is here is the same
         if part.decided is not None:
             part.memory = None
+        elif part.size > _SPILL_BYTES or in_memory + part.size > _BUNDLE_MEMORY:
+            part.memory = None
+            self._spill(part)
         return part
 
     def _take(self, part: _Part, piece: bytes) -> None:
@@ -184,15 +194,15 @@ class BlobStore:
         part.digest.update(piece)
         if part.memory is not None:
             part.memory += piece
-            if len(part.memory) <= _SPILL_BYTES:
-                return
-            target = self.path(part.sha256)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, part.tmp = tempfile.mkstemp(prefix=".upload-", dir=target.parent)
-            part.handle = os.fdopen(fd, "wb")
-            piece, part.memory = bytes(part.memory), None
-        assert part.handle is not None
-        part.handle.write(piece)
+        else:
+            assert part.handle is not None
+            part.handle.write(piece)
+
+    def _spill(self, part: _Part) -> None:
+        target = self.path(part.sha256)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, part.tmp = tempfile.mkstemp(prefix=".upload-", dir=target.parent)
+        part.handle = os.fdopen(fd, "wb")
 
     def _close_part(self, part: _Part,
                     verified: dict[str, _Part]) -> tuple[str, PartStatus, str | None]:

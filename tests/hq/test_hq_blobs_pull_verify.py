@@ -145,6 +145,42 @@ def test_a_bundle_with_too_many_files_is_400_and_needs_a_token(hq, device):
                               content=bundle(b"x")).status_code == 401
 
 
+def _put_bundle(store, body: bytes, *, chunk: int = 65536, max_bytes: int = 8 << 20):
+    import asyncio
+
+    async def chunks():
+        for start in range(0, len(body), chunk):
+            yield body[start:start + chunk]
+
+    return asyncio.run(store.put_bundle(chunks(), max_bytes=max_bytes, max_parts=100))
+
+
+def test_large_bundled_files_wait_in_temporary_files_and_land_whole(tmp_path):
+    from inspector_app.hq.blobs import BlobStore
+
+    store = BlobStore(tmp_path / "blobs")
+    big = bytes(range(256)) * 8192  # 2 MiB: over the in-memory size, streamed to disk
+    many = [bytes([i]) * (900 * 1024) for i in range(20)]  # 18 MiB: past the memory budget
+    answers = _put_bundle(store, bundle(big, *many))
+    assert [status for _, status, _ in answers] == ["stored"] * 21
+    for data in (big, *many):
+        assert store.path(hashlib.sha256(data).hexdigest()).read_bytes() == data
+    assert not list((tmp_path / "blobs").rglob(".upload-*"))
+
+
+def test_a_bundle_cut_inside_a_large_file_keeps_nothing_of_it(tmp_path):
+    from inspector_app.hq.blobs import BlobError, BlobStore
+
+    store = BlobStore(tmp_path / "blobs")
+    small, big = b"pequeno", bytes(range(256)) * 8192
+    body = bundle(small, big)
+    with pytest.raises(BlobError, match="truncado"):
+        _put_bundle(store, body[: len(body) - 1000])
+    assert store.has(hashlib.sha256(small).hexdigest())
+    assert not store.has(hashlib.sha256(big).hexdigest())
+    assert not list((tmp_path / "blobs").rglob(".upload-*"))
+
+
 # --- pull -------------------------------------------------------------------------------------
 
 REGISTRY = {
