@@ -41,7 +41,14 @@ from inspector_app.domain.rowfields import iso_date as _date
 from inspector_app.domain.rowfields import required as _required
 from inspector_app.domain.rowfields import text as _text
 from inspector_app.hq.core.db import utc_now
-from inspector_app.hq.reference import current_row, delete_row, live_rows, upsert_row
+from inspector_app.hq.reference import (
+    current_row,
+    delete_row,
+    history_holder_key,
+    live_rows,
+    upsert_row,
+)
+from inspector_app.hq.standing import publish_standings
 from inspector_app.sync.protocol import REFERENCE_KEYS
 
 TABLE_ORDER = ("permit_holders", "lines", "vehicles", "drivers", "inspectors", "history",
@@ -475,6 +482,7 @@ def _import_file(engine: Engine, path: Path, table: str | None, report: ImportRe
     loads = _json(path, report) if path.suffix.lower() == ".json" else _csv(path, table, report)
     with engine.begin() as conn:
         ctx = _Context(conn, report)
+        holders: set[str] = set()  # whose history changed: their standing is recomputed
         for name, rows in loads:
             report.published.setdefault(name, 0)
             report.unchanged.setdefault(name, 0)
@@ -485,11 +493,29 @@ def _import_file(engine: Engine, path: Path, table: str | None, report: ImportRe
                 except _FieldError as exc:
                     report.errors.append(RowError(where, exc.field, exc.message))
                     continue
+                before = current_row(conn, name, clean["id"]) if name == "history" else None
                 stamp = _text(row, "updated_at")
                 if publish_row(conn, name, clean, updated_at=stamp):
                     report.published[name] += 1
+                    if name == "history":
+                        holders.update(k for k in (history_holder_key(clean),
+                                                   before and history_holder_key(before)) if k)
                 else:
                     report.unchanged[name] += 1
+        _restate(conn, holders)
+
+
+def _restate(conn: Connection, holders: set[str]) -> None:
+    """Recompute the standing of ``holders`` after an administrator changed their history
+    (an auto upheld or cancelled by the authority, a past infraction imported), with the
+    point windows of the holder's pack (a plate without a holder: the default windows)."""
+    if not holders:
+        return
+    packs: dict[str, str | None] = {}
+    for key in holders:
+        holder = None if key.startswith("plate:") else current_row(conn, "permit_holders", key)
+        packs[key] = holder.get("pack_id") if holder else None
+    publish_standings(conn, packs)
 
 
 # Who may point at a row: deleting it while they do would orphan them on every device.
@@ -514,4 +540,7 @@ def delete_reference(engine: Engine, table: str, key: str) -> None:
             if user is not None:
                 raise RegistryError(f"{table} {key!r} ainda é referido por {other} {user!r}; "
                                     "apague ou altere esse registro antes.")
+        gone = current_row(conn, table, key) if table == "history" else None
         delete_row(conn, table, key)
+        if gone is not None and (holder := history_holder_key(gone)) is not None:
+            _restate(conn, {holder})

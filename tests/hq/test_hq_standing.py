@@ -246,3 +246,36 @@ def test_migration_0003_indexes_the_history_already_held(tmp_path):
             "SELECT row FROM reference_rows WHERE table_name = 'standing'")).scalar_one())
     assert json.loads(standing["points_json"])["4"] == 5
     engine.dispose()
+
+
+def test_history_changed_by_the_registry_restates_the_holders_standing(hq, device, tmp_path):
+    # The authority upholds an auto and an old infraction is imported: the standing moves
+    # (no longer provisional; the imported points count). Deleting the imported row moves
+    # it back.
+    device.push_one(auto(device, infractions=[("R1", 7)], occurred_on="2026-04-01"))
+    record = auto(device, infractions=[("R2", 6)], occurred_on="2026-04-10")
+    device.push_one(record)
+    standing = latest(pulled(device), "standing")[HOLDER]
+    assert json.loads(standing["cassacao_json"])["provisional"] is True
+    holder = {"id": HOLDER, "kind": "pf", "name": "Maria Souza", "cpf": "169.440.601-67",
+              "permit_number": "P-1", "permit_status": "ativa", "pack_id": "DF_STPA"}
+    history = [
+        {"id": f"{record.id}:0", "holder_id": HOLDER, "plate_key": "JJK8D48", "rule_id": "R2",
+         "date": "2026-04-10", "status": "upheld", "points": 6},
+        {"id": "old-1", "holder_id": HOLDER, "plate_key": "JJK8D48", "rule_id": "R3",
+         "date": "2026-03-20", "status": "upheld", "points": 4},
+    ]
+    with hq.engine.connect() as conn:
+        first = {**next(r for r in live_rows(conn, "history") if r["rule_id"] == "R1"),
+                 "status": "upheld"}
+    first.pop("updated_at", None)
+    path = tmp_path / "registry.json"
+    path.write_text(json.dumps({"permit_holders": [holder], "history": [first, *history]}))
+    report = import_registry(hq.engine, path)
+    assert report.errors == []
+    standing = latest(pulled(device), "standing")[HOLDER]
+    assert json.loads(standing["points_json"])["4"] == 17
+    assert json.loads(standing["cassacao_json"])["provisional"] is False
+    delete_reference(hq.engine, "history", "old-1")
+    standing = latest(pulled(device), "standing")[HOLDER]
+    assert json.loads(standing["points_json"])["4"] == 13
