@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, insert, select, tuple_
 
 from inspector_app.domain.deadlines import months_before
 from inspector_app.hq.reference import (
@@ -321,8 +321,8 @@ def _flag_duplicates(conn: Connection, autos: Sequence[_Auto], device_id: str,
         select(records.c.id, records.c.device_id, records.c.payload, records.c.plate_key,
                records.c.occurred_on).where(
             records.c.kind == "auto_infracao",
-            records.c.plate_key.in_({a.plate_key for a in with_plate}),
-            records.c.occurred_on.in_({a.date for a in with_plate}),
+            tuple_(records.c.plate_key, records.c.occurred_on).in_(
+                sorted({(a.plate_key, a.date) for a in with_plate})),
             records.c.device_id != device_id,
         ).order_by(records.c.received_at, records.c.id)
     ):
