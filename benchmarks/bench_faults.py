@@ -11,7 +11,6 @@ the suite fail. Skipped (one row saying so) when PostgreSQL is unreachable.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import sys
 import tempfile
 import time
@@ -28,6 +27,7 @@ def run() -> list[dict[str, object]]:
     for folder in (TESTS, TESTS / "sync"):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
+    from synckit import store_from_template  # type: ignore[import-not-found]
     from test_faults import (  # type: ignore[import-not-found]  # tests/sync, on sys.path
         Scenario,
         _can_restart_postgres,
@@ -51,12 +51,7 @@ def run() -> list[dict[str, object]]:
         seeded.close()
 
         def make_store(device: str) -> Store:
-            target = folder / device
-            target.mkdir()
-            with sqlite3.connect(template / DB_NAME) as source, \
-                    sqlite3.connect(target / DB_NAME) as copy:
-                source.backup(copy)
-            store = open_store(target)
+            store: Store = store_from_template(template / DB_NAME, folder / device)
             stores.append(store)
             return store
 

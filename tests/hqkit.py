@@ -224,6 +224,11 @@ class SimDevice:
         values.update(fields)
         return PushRecord.model_construct(**values)
 
+    def cancelamento(self, auto: PushRecord, **overrides: Any) -> PushRecord:
+        """A signed cancelamento of ``auto`` (reason "erro de digitação")."""
+        return self.record(self.envelope(kind="cancelamento", refers_to=auto.id,
+                                         body={"reason": "erro de digitação"}, **overrides))
+
     def push(self, *records: PushRecord) -> httpx.Response:
         with self.client() as client:
             return client.post(f"{API_PREFIX}/push",

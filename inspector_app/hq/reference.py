@@ -110,13 +110,8 @@ def history_holder_key(row: Mapping[str, Any]) -> str | None:
 
 def upsert_row(conn: Connection, table: str, row: Mapping[str, Any]) -> int | None:
     """Make ``row`` the current row of ``table`` and publish it; None when unchanged."""
-    published = upsert_rows(conn, table, [row])
+    published = upsert_tables(conn, [(table, [row])])
     return published[0] if published else None
-
-
-def upsert_rows(conn: Connection, table: str, rows: Sequence[Mapping[str, Any]]) -> list[int]:
-    """:func:`upsert_row` for many rows of one table (see :func:`upsert_tables`)."""
-    return upsert_tables(conn, [(table, rows)])
 
 
 def upsert_tables(conn: Connection,

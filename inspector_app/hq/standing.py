@@ -36,7 +36,6 @@ from inspector_app.hq.reference import (
     current_row,
     history_holder_key,
     lock_holders,
-    upsert_rows,
     upsert_tables,
 )
 from inspector_app.hq.tables import records, reference_rows, suspected_duplicates
@@ -140,16 +139,10 @@ def compute_standing(history: Sequence[Mapping[str, Any]], windows: Sequence[tup
     }
 
 
-def publish_standing(conn: Connection, holder_key: str, pack_id: str | None) -> int | None:
-    """Recompute and publish the standing of ``holder_key``; None when unchanged."""
-    published = publish_standings(conn, {holder_key: pack_id})
-    return published[0] if published else None
-
-
 def publish_standings(conn: Connection, holders: Mapping[str, str | None]) -> list[int]:
     """Recompute and publish the standing of each holder (key → pack id)."""
     lock_holders(conn, holders)
-    return upsert_rows(conn, STANDING_TABLE, _standings(conn, holders, []))
+    return upsert_tables(conn, [(STANDING_TABLE, _standings(conn, holders, []))])
 
 
 def _standings(conn: Connection, holders: Mapping[str, str | None],
@@ -234,14 +227,10 @@ def on_accepted_batch(conn: Connection, envelopes: Sequence[Mapping[str, Any]],
     The holders' locks (:func:`lock_holders`) are taken before their history is read, so a
     standing counts every auto committed before it; the pull log's lock only at the very
     end, around the writes (:func:`upsert_tables`), so concurrent batches wait on it briefly."""
-    autos = [a for a in (_auto(e) for e in envelopes if e.get("kind") == "auto_infracao")
-             if a is not None]
-    cancelled = [str(e["refers_to"]) for e in envelopes
-                 if e.get("kind") == "cancelamento" and isinstance(e.get("refers_to"), str)]
-    if not autos and not cancelled:
+    autos, cancelled_autos = _affected(conn, envelopes)
+    if not autos and not cancelled_autos:
         return
     _flag_duplicates(conn, autos, device_id, now)
-    cancelled_autos = _held_autos(conn, cancelled)
     touched: dict[str, str | None] = {}
     for auto in [*autos, *cancelled_autos]:
         if auto.holder_key is not None:
@@ -269,12 +258,20 @@ def lock_holders_of(conn: Connection, envelopes: Sequence[Mapping[str, Any]]) ->
     """Take, at once and in one order, the locks of every holder whose standing these
     records may change: for a path that then handles them one at a time (each taking the
     pull log's lock), so it never waits for a holder's lock while holding that one."""
+    autos, cancelled_autos = _affected(conn, envelopes)
+    lock_holders(conn, {a.holder_key for a in [*autos, *cancelled_autos]
+                        if a.holder_key is not None})
+
+
+def _affected(conn: Connection,
+              envelopes: Sequence[Mapping[str, Any]]) -> tuple[list[_Auto], list[_Auto]]:
+    """The autos among ``envelopes`` (with infractions), and the autos HQ holds that the
+    cancelamentos among them cancel."""
     autos = [a for a in (_auto(e) for e in envelopes if e.get("kind") == "auto_infracao")
              if a is not None]
-    autos += _held_autos(conn, [str(e["refers_to"]) for e in envelopes
-                                if e.get("kind") == "cancelamento"
-                                and isinstance(e.get("refers_to"), str)])
-    lock_holders(conn, {a.holder_key for a in autos if a.holder_key is not None})
+    cancelled = [str(e["refers_to"]) for e in envelopes
+                 if e.get("kind") == "cancelamento" and isinstance(e.get("refers_to"), str)]
+    return autos, _held_autos(conn, cancelled)
 
 
 def _held_autos(conn: Connection, auto_ids: Sequence[str]) -> list[_Auto]:

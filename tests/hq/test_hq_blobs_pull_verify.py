@@ -303,9 +303,7 @@ def test_the_verify_page_says_authentic_with_number_date_plate_and_valid(hq, dev
 def test_a_cancelled_auto_shows_cancelled(hq, device):
     auto = device.record()
     device.push_one(auto)
-    cancel = device.record(device.envelope(kind="cancelamento", refers_to=auto.id,
-                                           body={"reason": "erro de digitação"},
-                                           created_at="2026-04-20T10:00:00+00:00"))
+    cancel = device.cancelamento(auto, created_at="2026-04-20T10:00:00+00:00")
     assert device.push_one(cancel)["status"] == "accepted"
     code = json.loads(auto.payload)["verification_code"]
     with hq.client() as client:

@@ -36,12 +36,6 @@ def auto(device, *, infractions, occurred_on="2026-04-14", plate_key="JJK8D48",
                                          holder_id=holder_id, occurred_on=occurred_on))
 
 
-def cancel(device, auto_record):
-    body = {"reason": "erro de digitação"}
-    return device.record(device.envelope(kind="cancelamento", body=body,
-                                         refers_to=auto_record.id))
-
-
 def pulled(device):
     changes, cursor = [], 0
     with device.client() as client:
@@ -81,7 +75,7 @@ def test_infractions_of_an_accepted_auto_are_published_as_pending_history(hq, de
 def test_a_cancelamento_marks_the_history_cancelled_and_recomputes_standing(hq, device):
     record = auto(device, infractions=[("R1", 7)])
     device.push_one(record)
-    assert device.push_one(cancel(device, record))["status"] == "accepted"
+    assert device.push_one(device.cancelamento(record))["status"] == "accepted"
     changes = pulled(device)
     assert latest(changes, "history")[f"{record.id}:0"]["status"] == "cancelled"
     assert json.loads(latest(changes, "standing")[HOLDER]["points_json"])["4"] == 0
@@ -190,7 +184,7 @@ def test_a_standing_file_is_refused_by_the_hq_registry_import(hq, device, tmp_pa
 def test_an_auto_and_its_cancelamento_in_one_batch_leave_it_cancelled(hq, device):
     first = auto(device, infractions=[("R1", 7)])
     second = auto(device, infractions=[("R2", 4)])
-    results = device.push(first, second, cancel(device, first)).json()["results"]
+    results = device.push(first, second, device.cancelamento(first)).json()["results"]
     assert [r["status"] for r in results] == ["accepted"] * 3
     changes = pulled(device)
     history = latest(changes, "history")
@@ -224,7 +218,7 @@ def test_migration_0003_indexes_the_history_already_held(tmp_path):
     from sqlalchemy import text
 
     from inspector_app.hq.core.db import alembic_config, make_engine
-    from inspector_app.hq.standing import publish_standing
+    from inspector_app.hq.standing import publish_standings
 
     engine = make_engine(f"sqlite:///{tmp_path / 'hq.db'}")
     command.upgrade(alembic_config(engine), "0002")
@@ -241,7 +235,7 @@ def test_migration_0003_indexes_the_history_already_held(tmp_path):
     with engine.begin() as conn:
         keys = dict(conn.execute(text("SELECT key, holder_key FROM reference_rows")).all())
         assert keys == {"a:0": "H-9", "b:0": "plate:ABC1C34"}
-        publish_standing(conn, "H-9", "DF_STPA")
+        publish_standings(conn, {"H-9": "DF_STPA"})
         standing = json.loads(conn.execute(text(
             "SELECT row FROM reference_rows WHERE table_name = 'standing'")).scalar_one())
     assert json.loads(standing["points_json"])["4"] == 5

@@ -134,9 +134,7 @@ def test_a_cancelled_auto_is_shown_authentic_and_cancelled_in_the_browser(
 ) -> None:
     auto = device.record()
     device.push_one(auto)
-    cancel = device.record(device.envelope(kind="cancelamento", refers_to=auto.id,
-                                           body={"reason": "erro de digitação"},
-                                           created_at="2026-04-20T10:00:00+00:00"))
+    cancel = device.cancelamento(auto, created_at="2026-04-20T10:00:00+00:00")
     assert device.push_one(cancel)["status"] == "accepted"
 
     page = load(tmp_path, f"{verify_hq.url}/verify/{code_of(auto)}")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from hqkit import BACKENDS, RunningHQ, running_hq
+from synckit import store_from_template
 
 from inspector_app import demo
 from inspector_app.store.db import DB_NAME, open_store
@@ -45,15 +44,7 @@ def make_store(tmp_path, registry_template):
     opened = []
 
     def make(name: str = "device"):
-        folder = tmp_path / name
-        folder.mkdir()
-        source = sqlite3.connect(registry_template)
-        target = sqlite3.connect(folder / DB_NAME)
-        with target:
-            source.backup(target)
-        source.close()
-        target.close()
-        store = open_store(folder)
+        store = store_from_template(registry_template, tmp_path / name)
         opened.append(store)
         return store
 

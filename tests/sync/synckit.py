@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
 
 import httpx
 from hqkit import TLS
 
 from inspector_app import demo_autos, services
-from inspector_app.store.db import Store
+from inspector_app.store.db import DB_NAME, Store, open_store
+
+
+def store_from_template(template_db: Path, folder: Path) -> Store:
+    """A new device store in ``folder`` (created here) holding a copy of ``template_db``
+    (its own key on first seal)."""
+    folder.mkdir()
+    with closing(sqlite3.connect(template_db)) as source, \
+            closing(sqlite3.connect(folder / DB_NAME)) as target:
+        source.backup(target)
+    return open_store(folder)
+
 
 SUPERVISOR = services.Session(matricula="1004", name="Luíza Helena Magalhães",
                               role="supervisor")
