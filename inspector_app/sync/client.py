@@ -399,9 +399,10 @@ def _ensure_blobs(store: Store, client: httpx.Client, shas: Sequence[str],
             missing = set(BlobMissing.model_validate(response.json()).missing)
         except (ValueError, ValidationError) as exc:
             raise _Offline(f"unreadable blobs/missing answer: {exc}") from exc
+        absent = [sha for sha in asked if sha in missing]
         _confirm_all(store, [sha for sha in asked if sha not in missing])
-        summary.blobs_present += len(asked) - len(missing & set(asked))
-        lacking.extend(sha for sha in asked if sha in missing)
+        summary.blobs_present += len(asked) - len(absent)
+        lacking += absent
     bundle: list[tuple[str, bytes]] = []
     size = 0
     for sha in lacking:
