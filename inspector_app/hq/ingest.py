@@ -127,15 +127,30 @@ def _check_envelope(record: PushRecord, raw: bytes, envelope: Mapping[str, Any],
         raise _reject(REJECT_ENVELOPE_MISMATCH, "refers_to is not a record id")
 
 
-def _existing(conn: Connection, record: PushRecord, device: Device) -> None:
-    row = conn.execute(
-        select(records.c.sha256, records.c.device_id).where(records.c.id == record.id)
-    ).first()
-    _answer_from_held(record, device, None if row is None else (row.sha256, row.device_id))
+def _held_and_taken(conn: Connection, candidates: Sequence[PushRecord]
+                    ) -> tuple[dict[str, tuple[str, str]], dict[tuple[str, int], str]]:
+    """Checks 5 and 6 read from the database, one query each: the records HQ holds under
+    these ids (id → sha256, device) and the numbers already carried ((series, number) →
+    id).
+
+    Numbers are read first. Under READ COMMITTED a concurrent push of the same record may
+    commit between the two queries; read in this order it then shows as held (answered
+    ``duplicate``, check 5 coming first) rather than as its own number taken."""
+    taken = _numbers_taken(conn, candidates)
+    held: dict[str, tuple[str, str]] = {}
+    if candidates:
+        for row in conn.execute(select(records.c.id, records.c.sha256, records.c.device_id)
+                                .where(records.c.id.in_({r.id for r in candidates}))):
+            held[row.id] = (row.sha256, row.device_id)
+    return held, taken
 
 
-def _check_number(conn: Connection, record: PushRecord, ranges: Sequence[AllocatedRange]) -> None:
-    _answer_from_numbers(record, ranges, _numbers_taken(conn, [record]))
+def _check_held_and_number(conn: Connection, record: PushRecord, device: Device,
+                           ranges: Sequence[AllocatedRange]) -> None:
+    """Checks 5 and 6 for one record, from the database."""
+    held, taken = _held_and_taken(conn, [record])
+    _answer_from_held(record, device, held.get(record.id))
+    _answer_from_numbers(record, ranges, taken)
 
 
 def _record_row(record: PushRecord, envelope: Mapping[str, Any], device: Device,
@@ -159,8 +174,7 @@ def _one(conn: Connection, record: PushRecord, check: _Checked, device: Device,
         return check
     _, envelope = check
     try:
-        _existing(conn, record, device)
-        _check_number(conn, record, ranges)
+        _check_held_and_number(conn, record, device, ranges)
         needed = _needed_blobs(record, envelope, blobs)
         try:
             with conn.begin_nested():
@@ -172,8 +186,7 @@ def _one(conn: Connection, record: PushRecord, check: _Checked, device: Device,
         except IntegrityError:
             # Lost a race with a concurrent push of the same record (or number): answer
             # from what is now committed.
-            _existing(conn, record, device)
-            _check_number(conn, record, ranges)
+            _check_held_and_number(conn, record, device, ranges)
             raise _reject(REJECT_ENVELOPE_MISMATCH,
                           "clashes with a record HQ holds (verification code)") from None
         return PushResult(id=record.id, status="accepted")
@@ -255,12 +268,7 @@ def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecor
     bookkeeping). Same answers as :func:`_one` record by record, in order: a record
     earlier in the batch counts as held for the ones after it."""
     candidates = [r for r, c in zip(batch, checked, strict=True) if not isinstance(c, PushResult)]
-    held: dict[str, tuple[str, str]] = {}
-    if candidates:
-        for row in conn.execute(select(records.c.id, records.c.sha256, records.c.device_id)
-                                .where(records.c.id.in_({r.id for r in candidates}))):
-            held[row.id] = (row.sha256, row.device_id)
-    taken = _numbers_taken(conn, candidates)
+    held, taken = _held_and_taken(conn, candidates)
     results: list[PushResult] = []
     accepted: list[tuple[PushRecord, dict[str, Any], list[str]]] = []
     for record, check in zip(batch, checked, strict=True):

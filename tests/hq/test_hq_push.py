@@ -279,3 +279,29 @@ def test_concurrent_pushes_of_the_same_batch_store_each_record_once(hq, device):
         assert statuses == ["accepted", "duplicate", "duplicate", "duplicate"], statuses
         assert held(hq, record.id) == record.sha256
     assert hq.scalar("SELECT COUNT(*) FROM records") == len(batch)
+
+
+def test_the_same_batch_committed_between_the_two_checks_is_a_duplicate(hq, device,
+                                                                         monkeypatch):
+    # Another push of the same records commits just before this push reads which numbers
+    # are taken (PostgreSQL, READ COMMITTED), so possibly after it read which ids are held:
+    # the records must come back as duplicates, not as "number taken by themselves".
+    import threading
+
+    if hq.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one writer at a time: no window between the two reads")
+    batch = [device.record(), device.record()]
+    real, other = ingest._numbers_taken, []
+
+    def other_push_commits_first(conn, candidates):
+        if not other:
+            other.append(None)
+            pusher = threading.Thread(target=lambda: other.append(device.push(*batch).json()))
+            pusher.start()
+            pusher.join(timeout=30)
+        return real(conn, candidates)
+
+    monkeypatch.setattr(ingest, "_numbers_taken", other_push_commits_first)
+    results = device.push(*batch).json()["results"]
+    assert [r["status"] for r in other[1]["results"]] == ["accepted", "accepted"]
+    assert [r["status"] for r in results] == ["duplicate", "duplicate"], results
