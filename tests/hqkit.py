@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-import shutil
 import socket
 import ssl
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from s3kit import blobs_backend, new_bucket
 from sqlalchemy import Engine, text
 
 from inspector_app.hq.blobs import BlobStore
@@ -115,7 +115,9 @@ class RunningHQ:
 
     @property
     def blobs(self) -> BlobStore:
-        return BlobStore(self.settings.blob_dir)
+        """The server's own blob store (a folder, or a bucket under HQ_TEST_BLOBS=s3)."""
+        store: BlobStore = self.app.state.hq.blobs
+        return store
 
     def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -131,8 +133,7 @@ class RunningHQ:
             else:
                 for name in names:
                     conn.execute(text(f"DELETE FROM {name}"))
-        shutil.rmtree(self.settings.blob_dir, ignore_errors=True)
-        self.settings.blob_dir.mkdir(parents=True)
+        self.blobs.clear()
         self.app.state.hq.enrol_limiter = FailureLimiter(self.settings.enrol_failures_per_minute)
 
     def enrol_code(self, **kwargs: Any) -> str:
@@ -143,11 +144,18 @@ class RunningHQ:
             return conn.execute(text(sql), params).scalar()
 
 
+def test_settings(url: str, folder: Path, **kwargs: Any) -> Settings:
+    """HQ settings for a test server: blobs in ``folder/blobs``, or, under
+    ``HQ_TEST_BLOBS=s3``, in a new bucket on the session's S3 server (tests/s3kit.py)."""
+    if blobs_backend() == "s3":
+        kwargs.update(blob_backend="s3", s3=new_bucket(folder / "blob-staging"))
+    return Settings(database_url=url, blob_dir=folder / "blobs", **kwargs)
+
+
 @contextlib.contextmanager
 def running_hq(backend: str, folder: Path) -> Iterator[RunningHQ]:
     with database_url(backend, folder) as url:
-        settings = Settings(database_url=url, blob_dir=folder / "blobs",
-                            max_blob_bytes=MAX_BLOB_BYTES)
+        settings = test_settings(url, folder, max_blob_bytes=MAX_BLOB_BYTES)
         hq = RunningHQ(settings, backend).start()
         try:
             yield hq

@@ -1,8 +1,15 @@
-"""Content-addressed blob folder: ``<blob_dir>/ab/abcdef…`` named by the file's SHA-256.
+"""Where HQ keeps the devices' files (photos, signature images, PDFs), named by SHA-256.
 
-A PUT streams to a temporary file while hashing; only a body whose SHA-256 equals the name
-it was sent under is renamed into place (atomic, fsynced). Sending a blob that is already
-there is harmless: the copy is checked and discarded.
+:class:`BlobStore` is the one interface the routes and the ingest use; two implementations:
+
+- :class:`FolderBlobStore` (the default, nothing to install): ``<blob_dir>/ab/abcdef…``;
+- ``S3BlobStore`` (``inspector_app.hq.blobs_s3``, boto3): any S3-compatible object store
+  (AWS S3, MinIO, Ceph RGW), so that several HQ instances share one evidence store.
+
+Same guarantees in both. A PUT streams to a temporary file while hashing; only a body whose
+SHA-256 equals the name it was sent under becomes visible (a rename into place, or an object
+written with ``If-None-Match: *``). A blob already stored is never rewritten: sending it
+again is harmless, the copy is checked and discarded.
 
 A bundle (``put_bundle``, the framing in ``sync.protocol.bundle_part_header``) carries many
 files in one request: each is hashed as it streams in (held in memory when it is small, up
@@ -21,15 +28,19 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import anyio
 
 from inspector_app.fileio import fsync_folder
+
+if TYPE_CHECKING:
+    from inspector_app.hq.core.config import Settings
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PART_HEADER = re.compile(rb"([0-9a-f]{64}) ([0-9]{1,15})")
@@ -68,23 +79,69 @@ class BlobError(ValueError):
         self.detail = detail
 
 
-class BlobStore:
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+def check_sha256(sha256: str) -> str:
+    if not _SHA256.fullmatch(sha256):
+        raise ValueError(f"not a lowercase hex SHA-256: {sha256!r}")
+    return sha256
 
-    def path(self, sha256: str) -> Path:
-        if not _SHA256.fullmatch(sha256):
-            raise ValueError(f"not a lowercase hex SHA-256: {sha256!r}")
-        return self.root / sha256[:2] / sha256
+
+class BlobStore(ABC):
+    """Content-addressed files. Subclasses say where a verified file goes (``_publish``,
+    ``_commit``), where its bytes wait while they are hashed (``_staging_dir``), and how to
+    ask for one (``size``, ``read``, ``hashes``); the streaming, hashing and bundle framing
+    are here, shared."""
+
+    #: Shown by ``inspector-hq init`` and in the logs; never contains a secret.
+    description: str = ""
+
+    # --- what HQ asks -------------------------------------------------------------------
+
+    @abstractmethod
+    def size(self, sha256: str) -> int | None:
+        """The stored file's size, or None when HQ does not have it."""
 
     def has(self, sha256: str) -> bool:
-        return self.path(sha256).is_file()
+        return self.size(sha256) is not None
 
-    def size(self, sha256: str) -> int | None:
-        try:
-            return self.path(sha256).stat().st_size
-        except FileNotFoundError:
-            return None
+    def missing(self, hashes: Iterable[str]) -> list[str]:
+        """The hashes of ``hashes`` HQ lacks, in order, without repeats."""
+        return [sha for sha in dict.fromkeys(hashes) if not self.has(sha)]
+
+    @abstractmethod
+    def read(self, sha256: str) -> bytes:
+        """The whole file (FileNotFoundError when absent): for tools, checks and tests."""
+
+    @abstractmethod
+    def hashes(self) -> Iterator[str]:
+        """Every stored file's hash (a full listing: for audits, not for requests)."""
+
+    @abstractmethod
+    def partial_uploads(self) -> int:
+        """Temporary leftovers of uploads (0 when every interrupted upload cleaned up)."""
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise OSError with a one-line reason when the store cannot be used."""
+
+    def clear(self) -> None:
+        """Remove every file (tests and trial installs only)."""
+        raise NotImplementedError
+
+    # --- storing ------------------------------------------------------------------------
+
+    @abstractmethod
+    def _staging_dir(self, sha256: str) -> Path:
+        """Where a file's bytes wait, in a temporary file, until they are verified."""
+
+    @abstractmethod
+    def _publish(self, sha256: str, tmp_name: str) -> bool:
+        """Make the verified temporary file visible under ``sha256``; False if it already
+        was (then the temporary file is left for the caller to remove). Blocking."""
+
+    @abstractmethod
+    def _commit(self, parts: list[_Part]) -> set[str]:
+        """Make a bundle's verified parts visible (blocking, run in a worker thread); the
+        hashes that turned out to be there already."""
 
     async def put(self, sha256: str, chunks: AsyncIterator[bytes], *, max_bytes: int) -> bool:
         """Store the streamed body under ``sha256``; True if it was new.
@@ -92,11 +149,12 @@ class BlobStore:
         Raises :class:`BlobError` (422) when the body's hash differs, (413) when it is
         larger than ``max_bytes``. Nothing is left behind in either case.
         """
-        target = self.path(sha256)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        check_sha256(sha256)
+        folder = self._staging_dir(sha256)
+        folder.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
         size = 0
-        fd, tmp_name = tempfile.mkstemp(prefix=".upload-", dir=target.parent)
+        fd, tmp_name = tempfile.mkstemp(prefix=".upload-", dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
                 async for chunk in chunks:
@@ -112,11 +170,7 @@ class BlobStore:
                 raise BlobError(
                     422, f"o conteúdo recebido tem SHA-256 {actual}, não {sha256}"
                 )
-            if target.is_file():
-                return False
-            os.replace(tmp_name, target)
-            fsync_folder(target.parent)
-            return True
+            return await anyio.to_thread.run_sync(self._publish, sha256, tmp_name)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp_name)
@@ -147,8 +201,9 @@ class BlobStore:
                         pos = end + 1
                         if len(answers) >= max_parts:
                             raise BlobError(400, f"pacote com mais de {max_parts} arquivos")
-                        part = self._open_part(bytes(header), max_bytes, len(answers) + 1,
-                                               verified, in_memory)
+                        sha = self._part_hash(bytes(header), len(answers) + 1)
+                        present = sha in verified or await self._has_async(sha)
+                        part = self._open_part(bytes(header), max_bytes, present, in_memory)
                         if part.memory is not None:
                             in_memory += part.size
                         header.clear()
@@ -166,19 +221,34 @@ class BlobStore:
         finally:
             if part is not None:
                 self._discard(part)
+            already: set[str] = set()
             if verified:
-                await anyio.to_thread.run_sync(self._commit, list(verified.values()))
-        return answers
+                already = await anyio.to_thread.run_sync(self._commit, list(verified.values()))
+        # A store that does not look before it writes learns at the write that a file was
+        # there already (another instance stored it meanwhile): it is "present".
+        return [(sha, "present", None) if status == "stored" and sha in already
+                else (sha, status, reason) for sha, status, reason in answers]
 
-    def _open_part(self, header: bytes, max_bytes: int, index: int,
-                   verified: dict[str, _Part], in_memory: int) -> _Part:
+    async def _has_async(self, sha256: str) -> bool:
+        """``has`` from the event loop: in a worker thread unless the store says it is a
+        local, instant check."""
+        return await anyio.to_thread.run_sync(self.has, sha256)
+
+    @staticmethod
+    def _part_hash(header: bytes, index: int) -> str:
         match = _PART_HEADER.fullmatch(header)
         if match is None:
             raise BlobError(400, f"parte {index} do pacote sem cabeçalho '<sha256> <tamanho>'")
+        return match.group(1).decode("ascii")
+
+    def _open_part(self, header: bytes, max_bytes: int, present: bool,
+                   in_memory: int) -> _Part:
+        match = _PART_HEADER.fullmatch(header)
+        assert match is not None  # checked by _part_hash
         part = _Part(sha256=match.group(1).decode("ascii"), size=int(match.group(2)))
         if part.size > max_bytes:
             part.decided = ("refused", f"arquivo maior que o limite de {max_bytes} bytes")
-        elif part.sha256 in verified or self.has(part.sha256):
+        elif present:
             part.decided = ("present", None)  # named by its hash: what is here is the same
         if part.decided is not None:
             part.memory = None
@@ -199,9 +269,9 @@ class BlobStore:
             part.handle.write(piece)
 
     def _spill(self, part: _Part) -> None:
-        target = self.path(part.sha256)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, part.tmp = tempfile.mkstemp(prefix=".upload-", dir=target.parent)
+        folder = self._staging_dir(part.sha256)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, part.tmp = tempfile.mkstemp(prefix=".upload-", dir=folder)
         part.handle = os.fdopen(fd, "wb")
 
     def _close_part(self, part: _Part,
@@ -226,7 +296,64 @@ class BlobStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(part.tmp)
 
-    def _commit(self, parts: list[_Part]) -> None:
+
+class FolderBlobStore(BlobStore):
+    """``<root>/ab/abcdef…``: a temporary file beside its final place, renamed into it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.description = f"pasta {self.root}"
+
+    def path(self, sha256: str) -> Path:
+        check_sha256(sha256)
+        return self.root / sha256[:2] / sha256
+
+    def size(self, sha256: str) -> int | None:
+        try:
+            return self.path(sha256).stat().st_size
+        except FileNotFoundError:
+            return None
+
+    def has(self, sha256: str) -> bool:
+        return self.path(sha256).is_file()
+
+    async def _has_async(self, sha256: str) -> bool:
+        return self.has(sha256)  # one stat: not worth a thread hop
+
+    def read(self, sha256: str) -> bytes:
+        return self.path(sha256).read_bytes()
+
+    def hashes(self) -> Iterator[str]:
+        for path in sorted(self.root.glob("*/*")):
+            if path.is_file() and _SHA256.fullmatch(path.name):
+                yield path.name
+
+    def partial_uploads(self) -> int:
+        return len(list(self.root.glob("*/.upload-*")))
+
+    def check(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        if not os.access(self.root, os.W_OK):
+            raise OSError(f"sem permissão de escrita na pasta de arquivos {self.root}")
+
+    def clear(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.root.mkdir(parents=True)
+
+    def _staging_dir(self, sha256: str) -> Path:
+        return self.root / sha256[:2]
+
+    def _publish(self, sha256: str, tmp_name: str) -> bool:
+        target = self.path(sha256)
+        if target.is_file():
+            return False
+        os.replace(tmp_name, target)
+        fsync_folder(target.parent)
+        return True
+
+    def _commit(self, parts: list[_Part]) -> set[str]:
         """Write (or fsync) each file and rename it into place, several at a time (the
         file system commits concurrent fsyncs together), then fsync each touched folder
         once."""
@@ -234,6 +361,7 @@ class BlobStore:
             folders = set(pool.map(self._place, parts))
         for folder in sorted(folders):
             fsync_folder(folder)
+        return set()  # looked before it wrote (_has_async)
 
     def _place(self, part: _Part) -> Path:
         target = self.path(part.sha256)
@@ -252,3 +380,15 @@ class BlobStore:
                 os.close(fd)
         os.replace(part.tmp, target)
         return target.parent
+
+
+def open_blob_store(settings: Settings) -> BlobStore:
+    """The store the settings name: ``HQ_BLOB_STORE=s3`` (with the bucket settings) or the
+    folder (default)."""
+    if settings.blob_backend == "s3":
+        from inspector_app.hq.blobs_s3 import S3BlobStore
+
+        if settings.s3 is None:
+            raise ValueError("HQ_BLOB_STORE=s3 needs HQ_S3_BUCKET")
+        return S3BlobStore(settings.s3)
+    return FolderBlobStore(settings.blob_dir)

@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from inspector_app import __version__
+from inspector_app.hq.blobs import open_blob_store
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import is_up_to_date, make_engine, upgrade
 
@@ -33,11 +34,14 @@ class CommandError(Exception):
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return Settings.from_env(
-        database_url=args.database_url,
-        data_dir=Path(args.data_dir) if args.data_dir else None,
-        blob_dir=Path(args.blob_dir) if getattr(args, "blob_dir", None) else None,
-    )
+    try:
+        return Settings.from_env(
+            database_url=args.database_url,
+            data_dir=Path(args.data_dir) if args.data_dir else None,
+            blob_dir=Path(args.blob_dir) if getattr(args, "blob_dir", None) else None,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _engine(args: argparse.Namespace, *, migrated: bool = True) -> Engine:
@@ -52,9 +56,13 @@ def _cmd_init(args: argparse.Namespace) -> int:
     settings = _settings(args)
     engine = make_engine(settings.database_url)
     upgrade(engine)
-    settings.blob_dir.mkdir(parents=True, exist_ok=True)
+    blobs = open_blob_store(settings)
+    try:
+        blobs.check()
+    except OSError as exc:
+        raise CommandError(f"arquivos: {exc}") from None
     print(f"banco de dados pronto: {engine.url.render_as_string(hide_password=True)}")
-    print(f"pasta de arquivos: {settings.blob_dir}")
+    print(f"arquivos: {blobs.description}")
     return EXIT_OK
 
 
@@ -71,12 +79,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise CommandError("--workers deve ser pelo menos 1")
     if args.workers == 1:
-        config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
+        try:
+            app = create_app(settings)
+        except OSError as exc:
+            raise CommandError(f"arquivos: {exc}") from None
+        config = uvicorn.Config(app, host=args.host, port=args.port,
                                 log_level=args.log_level, server_header=False)
         configure_serve_logging(args.log_level)
         uvicorn.Server(config).run()
         return EXIT_OK
-    # Each worker process builds its own app from the environment.
+    try:
+        open_blob_store(settings).check()
+    except OSError as exc:
+        raise CommandError(f"arquivos: {exc}") from None
+    # Each worker process builds its own app from the environment (HQ_BLOB_STORE and the
+    # HQ_S3_* variables reach them as they are).
     os.environ.update({"DATABASE_URL": settings.database_url,
                        "HQ_BLOB_DIR": str(settings.blob_dir), LOG_LEVEL_ENV: args.log_level})
     configure_serve_logging(args.log_level)

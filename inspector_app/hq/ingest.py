@@ -345,7 +345,7 @@ def _needed_blobs(record: PushRecord, envelope: Mapping[str, Any], blobs: BlobSt
     needed = sorted(set(record.blobs) | set(blobs_of_envelope(envelope)))
     if not all(_valid_sha(sha) for sha in needed):
         raise _reject(REJECT_INVALID_PAYLOAD, "names a file by something not a SHA-256")
-    missing = [sha for sha in needed if not blobs.has(sha)]
+    missing = blobs.missing(needed)
     if missing:
         raise _Answer("missing_blobs", f"missing_blobs: {len(missing)} file(s) not at HQ",
                       missing)

@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from inspector_app import __version__
 from inspector_app.hq.api.deps import HQState
 from inspector_app.hq.api.main import api_router, page_router
-from inspector_app.hq.blobs import BlobStore
+from inspector_app.hq.blobs import open_blob_store
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine
 from inspector_app.hq.core.security import FailureLimiter
@@ -29,7 +29,8 @@ LOG_LEVEL_ENV = "INSPECTOR_HQ_LOG_LEVEL"
 
 def create_app(settings: Settings) -> FastAPI:
     engine = make_engine(settings.database_url)
-    settings.blob_dir.mkdir(parents=True, exist_ok=True)
+    blobs = open_blob_store(settings)
+    blobs.check()  # a folder HQ cannot write, a bucket it cannot reach: refuse to start
     app = FastAPI(
         title="Inspector HQ",
         version=__version__,
@@ -42,7 +43,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.state.hq = HQState(
         settings=settings,
         engine=engine,
-        blobs=BlobStore(settings.blob_dir),
+        blobs=blobs,
         enrol_limiter=FailureLimiter(settings.enrol_failures_per_minute),
     )
     app.include_router(api_router)

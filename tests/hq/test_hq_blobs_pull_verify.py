@@ -35,7 +35,7 @@ def test_a_blob_is_absent_then_stored_once_under_its_hash(hq, device):
         head = client.head(url)
     assert head.status_code == 200
     assert head.headers["X-Blob-Size"] == str(len(data))
-    assert hq.blobs.path(sha).read_bytes() == data
+    assert hq.blobs.read(sha) == data
 
 
 def test_a_blob_whose_body_does_not_hash_to_its_name_is_422_and_not_kept(hq, device):
@@ -44,7 +44,7 @@ def test_a_blob_whose_body_does_not_hash_to_its_name_is_422_and_not_kept(hq, dev
         response = client.put(f"{API_PREFIX}/blobs/{sha}", content=b"adulterado")
     assert response.status_code == 422
     assert not hq.blobs.has(sha)
-    assert not any(p.is_file() for p in hq.settings.blob_dir.rglob("*"))
+    assert list(hq.blobs.hashes()) == [] and hq.blobs.partial_uploads() == 0
 
 
 def test_a_blob_larger_than_the_limit_is_413(hq, device):
@@ -96,9 +96,9 @@ def test_a_bundle_stores_each_file_and_answers_each_in_order(hq, device):
     assert [p["status"] for p in parts] == ["stored", "present", "refused", "present",
                                             "stored"]
     assert "SHA-256" in parts[2]["reason"]
-    assert hq.blobs.path(named[0]).read_bytes() == good and hq.blobs.has(named[4])
+    assert hq.blobs.read(named[0]) == good and hq.blobs.has(named[4])
     assert not hq.blobs.has(named[2])
-    assert not list(hq.settings.blob_dir.rglob(".upload-*"))
+    assert hq.blobs.partial_uploads() == 0
 
 
 @pytest.mark.parametrize(("body", "word"), [
@@ -112,7 +112,7 @@ def test_a_malformed_bundle_is_400_and_leaves_nothing_half_written(hq, device, b
     with device.client() as client:
         response = client.post(f"{API_PREFIX}/blobs/bundle", content=body)
     assert response.status_code == 400 and word in response.json()["detail"]
-    assert not list(hq.settings.blob_dir.rglob(".upload-*"))
+    assert hq.blobs.partial_uploads() == 0
 
 
 def test_a_bundle_cut_mid_file_keeps_the_whole_files_before_it(hq, device):
@@ -123,7 +123,7 @@ def test_a_bundle_cut_mid_file_keeps_the_whole_files_before_it(hq, device):
     assert response.status_code == 400 and "truncado na parte 2" in response.json()["detail"]
     assert hq.blobs.has(hashlib.sha256(whole).hexdigest())
     assert not hq.blobs.has(hashlib.sha256(cut).hexdigest())
-    assert not list(hq.settings.blob_dir.rglob(".upload-*"))
+    assert hq.blobs.partial_uploads() == 0
 
 
 def test_a_bundle_file_larger_than_the_limit_is_refused_and_the_rest_stored(hq, device):
@@ -156,7 +156,7 @@ def _put_bundle(store, body: bytes, *, chunk: int = 65536, max_bytes: int = 8 <<
 
 
 def test_large_bundled_files_wait_in_temporary_files_and_land_whole(tmp_path):
-    from inspector_app.hq.blobs import BlobStore
+    from inspector_app.hq.blobs import FolderBlobStore as BlobStore
 
     store = BlobStore(tmp_path / "blobs")
     big = bytes(range(256)) * 8192  # 2 MiB: over the in-memory size, streamed to disk
@@ -169,7 +169,8 @@ def test_large_bundled_files_wait_in_temporary_files_and_land_whole(tmp_path):
 
 
 def test_a_bundle_cut_inside_a_large_file_keeps_nothing_of_it(tmp_path):
-    from inspector_app.hq.blobs import BlobError, BlobStore
+    from inspector_app.hq.blobs import BlobError
+    from inspector_app.hq.blobs import FolderBlobStore as BlobStore
 
     store = BlobStore(tmp_path / "blobs")
     small, big = b"pequeno", bytes(range(256)) * 8192

@@ -14,6 +14,11 @@ request of a kept-alive connection. ``choose(method, path)`` picks, per request,
               client's connection without sending a byte of it.
 
 When HQ is down the proxy closes the client's connection (the client sees a disconnect).
+
+Given several upstream ports (HQ run as several instances), it balances like a reverse proxy:
+each request goes to the next instance in turn, and an instance that refuses the connection
+is skipped for the next one (nginx's ``proxy_next_upstream error``); ``served`` counts the
+requests each port answered.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import struct
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 MODES = ("pass", "drop", "reset", "delay", "lose")
 Chooser = Callable[[str, str], str]
@@ -83,9 +88,13 @@ class FaultProxy:
     counts the faults applied, ``requests`` the requests seen per ``(method, path prefix)``.
     """
 
-    def __init__(self, upstream_port: int, *, choose: Chooser | None = None,
+    def __init__(self, upstream_port: int | Sequence[int], *, choose: Chooser | None = None,
                  delay: float = 0.2) -> None:
-        self.upstream_port = upstream_port
+        self.upstream_ports = ([upstream_port] if isinstance(upstream_port, int)
+                               else list(upstream_port))
+        self.upstream_port = self.upstream_ports[0]
+        self.served: Counter[int] = Counter()
+        self._turn = 0
         self.choose: Chooser = choose or (lambda method, path: "pass")
         self.delay = delay
         self.seen: Counter[str] = Counter()
@@ -134,6 +143,19 @@ class FaultProxy:
         with self._lock:
             (self._open.add if add else self._open.discard)(sock)
 
+    def _connect(self) -> tuple[socket.socket, int] | None:
+        """A connection to the next upstream in turn that accepts one, or None."""
+        with self._lock:
+            start = self._turn
+            self._turn += 1
+        for k in range(len(self.upstream_ports)):
+            port = self.upstream_ports[(start + k) % len(self.upstream_ports)]
+            try:
+                return socket.create_connection(("127.0.0.1", port), timeout=30), port
+            except OSError:
+                continue
+        return None
+
     def _serve(self, client: socket.socket) -> None:
         upstream: socket.socket | None = None
         self._track(client, True)
@@ -153,13 +175,17 @@ class FaultProxy:
                     return
                 if mode == "delay":
                     time.sleep(self.delay)
+                if len(self.upstream_ports) > 1 and upstream is not None:
+                    self._track(upstream, False)  # next request, next instance
+                    with contextlib.suppress(OSError):
+                        upstream.close()
+                    upstream = None
                 if upstream is None:
-                    try:
-                        upstream = socket.create_connection(("127.0.0.1", self.upstream_port),
-                                                            timeout=30)
-                    except OSError:
+                    connected = self._connect()
+                    if connected is None:
                         _abort(client)  # HQ down
                         return
+                    upstream, port = connected
                     self._track(upstream, True)
                     up_reader = _Reader(upstream)
                 if mode == "reset":
@@ -173,6 +199,8 @@ class FaultProxy:
                 status = int(status_line.split(b" ")[1])
                 size = 0 if method == b"HEAD" or status in (204, 304) else _length(answer)
                 payload = up_reader.exactly(size)
+                with self._lock:
+                    self.served[port] += 1
                 if mode == "lose":
                     _abort(client)
                     return

@@ -26,8 +26,11 @@ import httpx
 from faultproxy import FaultProxy
 from hq_process import HQProcess
 from hqkit import database_url, free_port
+from s3kit import blobs_backend, new_bucket, s3_environment
 from sqlalchemy import text
 
+from inspector_app.hq.blobs import BlobStore, FolderBlobStore
+from inspector_app.hq.blobs_s3 import S3BlobStore
 from inspector_app.hq.core.db import make_engine, upgrade
 from inspector_app.hq.devices import create_enrolment_code
 from inspector_app.store.db import Store
@@ -47,6 +50,8 @@ class Scenario:
     idempotent: bool = True
     backend: str = "sqlite"
     restart_postgres: bool = False
+    instances: int = 1  # HQ processes on one database and one blob store, behind the proxy
+    blobs: str = field(default_factory=blobs_backend)  # "folder" or "s3" (HQ_TEST_BLOBS)
 
 
 @dataclass
@@ -57,6 +62,7 @@ class Outcome:
     postgres_restarted: bool = False
     faulty_syncs: int = 0
     partial_uploads: int = 0
+    served: dict[int, int] = field(default_factory=dict)  # requests answered per HQ port
 
 
 class SeededFaults:
@@ -110,10 +116,20 @@ def run_scenario(scenario: Scenario, folder: Path, make_store) -> Outcome:
         engine = make_engine(url)
         upgrade(engine)
         blob_dir = folder / "hq-blobs"
-        hq = HQProcess(url, blob_dir, free_port(), idempotent=scenario.idempotent)
-        hq.start()
+        env: dict[str, str] = {}
+        if scenario.blobs == "s3":
+            s3 = new_bucket(folder / "hq-blob-staging")
+            env = s3_environment(s3)
+            blobs: BlobStore = S3BlobStore(s3)
+        else:
+            blobs = FolderBlobStore(blob_dir)
+        hqs = [HQProcess(url, blob_dir, free_port(), idempotent=scenario.idempotent, env=env)
+               for _ in range(scenario.instances)]
+        for hq in hqs:
+            hq.start()
         faults = SeededFaults(scenario.seed)
-        proxy = FaultProxy(hq.port, delay=FAULTY_TIMEOUT.read + 0.3).start()  # type: ignore[operator]
+        proxy = FaultProxy([hq.port for hq in hqs],
+                           delay=FAULTY_TIMEOUT.read + 0.3).start()  # type: ignore[operator]
         try:
             stores = []
             for i in range(scenario.devices):
@@ -123,7 +139,7 @@ def run_scenario(scenario: Scenario, folder: Path, make_store) -> Outcome:
                 sync.enrol(store, hq_url=proxy.url, code=code)
                 stores.append(store)
             proxy.choose = faults
-            _faulty_rounds(scenario, stores, hq, proxy, outcome)
+            _faulty_rounds(scenario, stores, hqs[0], proxy, outcome)
             proxy.choose = lambda method, path: "pass"
             outcome.faults = dict(proxy.seen)
             for i, store in enumerate(stores):
@@ -132,10 +148,12 @@ def run_scenario(scenario: Scenario, folder: Path, make_store) -> Outcome:
                     outcome.problems.append(
                         f"device{i}: clean sync error={summary.error} pending={summary.pending} "
                         f"problems={summary.problems[:3]}")
-            _check(engine, blob_dir, stores, outcome)
+            outcome.served = dict(proxy.served)
+            _check(engine, blobs, stores, outcome)
         finally:
             proxy.stop()
-            hq.kill()
+            for hq in hqs:
+                hq.kill()
             engine.dispose()
     return outcome
 
@@ -189,7 +207,7 @@ def _faulty_rounds(scenario: Scenario, stores: list[Store], hq: HQProcess, proxy
         raise failures[0]
 
 
-def _check(engine, blob_dir: Path, stores: list[Store], outcome: Outcome) -> None:
+def _check(engine, blobs: BlobStore, stores: list[Store], outcome: Outcome) -> None:
     """0 lost, 0 duplicated, HQ's payload hashing to the device's hash, photos at HQ, outbox
     drained; every violation becomes a line of ``outcome.problems``."""
     device: dict[str, str] = {}
@@ -221,10 +239,13 @@ def _check(engine, blob_dir: Path, stores: list[Store], outcome: Outcome) -> Non
     if duplicated or numbers:
         outcome.problems.append(f"{len(duplicated)} id(s) and {numbers} number(s) duplicated")
     # Uploads cut short are removed; only an HQ killed mid-write may leave one (harmless).
-    outcome.partial_uploads = len(list(blob_dir.glob("*/.upload-*")))
+    outcome.partial_uploads = blobs.partial_uploads()
     for sha in photos:
-        path = blob_dir / sha[:2] / sha
-        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+        try:
+            intact = hashlib.sha256(blobs.read(sha)).hexdigest() == sha
+        except FileNotFoundError:
+            intact = False
+        if not intact:
             outcome.problems.append(f"photo {sha[:12]} missing or altered at HQ")
 
 
@@ -260,3 +281,16 @@ def test_ten_devices_two_hundred_records_on_postgresql_with_restarts(tmp_path, m
     assert outcome.problems == []
     assert outcome.hq_killed and outcome.postgres_restarted == restart
     assert sum(n for mode, n in outcome.faults.items() if mode != "pass") >= 50
+
+
+def test_two_hq_instances_on_one_database_and_one_bucket_with_one_killed(tmp_path,
+                                                                         make_store):
+    """HQ run as two stateless instances behind a balancing proxy, on one PostgreSQL database
+    and one S3 bucket: requests alternate between them, one is SIGKILLed and restarted
+    mid-run, and still every record is at HQ exactly once with every photo intact."""
+    outcome = run_scenario(Scenario(devices=4, records=40, rounds=4, backend="postgresql",
+                                    instances=2, blobs="s3"), tmp_path, make_store)
+    print(f"faults {outcome.faults}, served per instance {outcome.served}")
+    assert outcome.problems == []
+    assert outcome.hq_killed
+    assert len(outcome.served) == 2 and min(outcome.served.values()) >= 20

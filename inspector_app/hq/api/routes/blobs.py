@@ -95,8 +95,7 @@ async def put_blob(
 )
 def blobs_missing(body: BlobQuery, device: DeviceDep, state: StateDep) -> BlobMissing:
     """The files of the list HQ does not have, in the order asked, without repeats."""
-    return BlobMissing(missing=[sha for sha in dict.fromkeys(body.sha256)
-                                if not state.blobs.has(sha)])
+    return BlobMissing(missing=state.blobs.missing(body.sha256))
 
 
 @router.post(
