@@ -293,4 +293,4 @@ def test_two_hq_instances_on_one_database_and_one_bucket_with_one_killed(tmp_pat
     print(f"faults {outcome.faults}, served per instance {outcome.served}")
     assert outcome.problems == []
     assert outcome.hq_killed
-    assert len(outcome.served) == 2 and min(outcome.served.values()) >= 20
+    assert len(outcome.served) == 2 and min(outcome.served.values()) >= 10  # both worked
