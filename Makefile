@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # First Python 3.11+ found; override with `make PYTHON=/path/to/python3.12 venv`.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 
-.PHONY: venv run test test-slow lint bench screenshots bundle clean distclean
+.PHONY: venv run test test-s3 test-slow lint bench screenshots bundle clean distclean
 
 venv: $(STAMP)
 
@@ -28,6 +28,10 @@ run: venv
 
 test: venv
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+
+# The HQ and sync suites again with HQ's files in an S3 bucket (a moto server on loopback).
+test-s3: venv
+	HQ_TEST_BLOBS=s3 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest tests/hq tests/sync
 
 test-slow: venv
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m slow

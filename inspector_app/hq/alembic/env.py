@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 
 from alembic import context
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from inspector_app.hq.core.db import make_engine
 from inspector_app.hq.tables import metadata
 
 target_metadata = metadata
+# pg_advisory_xact_lock key held while migrating (any constant HQ uses for nothing else).
+MIGRATION_LOCK = 0x1A5EC7
 
 
 def _engine() -> Engine:
@@ -32,6 +34,11 @@ def run_migrations_online() -> None:
             render_as_batch=connection.dialect.name == "sqlite",
         )
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                # Two `inspector-hq init` at once (two instances upgraded together): the
+                # second waits here, then finds the schema at head and does nothing.
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                                   {"key": MIGRATION_LOCK})
             context.run_migrations()
 
 
