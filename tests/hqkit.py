@@ -28,6 +28,7 @@ from sqlalchemy import Engine, text
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine, upgrade
+from inspector_app.hq.core.limits import server_options
 from inspector_app.hq.core.security import FailureLimiter
 from inspector_app.hq.devices import create_enrolment_code
 from inspector_app.hq.main import create_app
@@ -92,7 +93,7 @@ class RunningHQ:
         self.app = create_app(self.settings)
         self.port = free_port()
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off")
+                                lifespan="off", **server_options(self.settings))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -144,10 +145,11 @@ class RunningHQ:
 
 
 @contextlib.contextmanager
-def running_hq(backend: str, folder: Path) -> Iterator[RunningHQ]:
+def running_hq(backend: str, folder: Path, **limits: Any) -> Iterator[RunningHQ]:
+    """A real HQ on ``backend``; ``limits`` override Settings fields (HTTP limits, docs)."""
     with database_url(backend, folder) as url:
         settings = Settings(database_url=url, blob_dir=folder / "blobs",
-                            max_blob_bytes=MAX_BLOB_BYTES)
+                            **{"max_blob_bytes": MAX_BLOB_BYTES, **limits})
         hq = RunningHQ(settings, backend).start()
         try:
             yield hq

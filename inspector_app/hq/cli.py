@@ -33,11 +33,14 @@ class CommandError(Exception):
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return Settings.from_env(
-        database_url=args.database_url,
-        data_dir=Path(args.data_dir) if args.data_dir else None,
-        blob_dir=Path(args.blob_dir) if getattr(args, "blob_dir", None) else None,
-    )
+    try:
+        return Settings.from_env(
+            database_url=args.database_url,
+            data_dir=Path(args.data_dir) if args.data_dir else None,
+            blob_dir=Path(args.blob_dir) if getattr(args, "blob_dir", None) else None,
+        )
+    except ValueError as exc:
+        raise CommandError(f"configuração inválida: {exc}") from None
 
 
 def _engine(args: argparse.Namespace, *, migrated: bool = True) -> Engine:
@@ -63,6 +66,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from inspector_app.hq.core.limits import server_options
     from inspector_app.hq.logs import configure_serve_logging
     from inspector_app.hq.main import LOG_LEVEL_ENV, create_app
 
@@ -72,7 +76,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise CommandError("--workers deve ser pelo menos 1")
     if args.workers == 1:
         config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
-                                log_level=args.log_level, server_header=False)
+                                log_level=args.log_level, **server_options(settings))
         configure_serve_logging(args.log_level)
         uvicorn.Server(config).run()
         return EXIT_OK
@@ -82,7 +86,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     configure_serve_logging(args.log_level)
     uvicorn.run("inspector_app.hq.main:create_app_from_env", factory=True,
                 workers=args.workers, host=args.host, port=args.port,
-                log_level=args.log_level, server_header=False)
+                log_level=args.log_level, **server_options(settings, by_name=True))
     return EXIT_OK
 
 

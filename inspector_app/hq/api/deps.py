@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.config import Settings
+from inspector_app.hq.core.limits import DEVICE_SCOPE_KEY
 from inspector_app.hq.core.security import FailureLimiter
 from inspector_app.hq.devices import Device, device_for_token
 
@@ -34,10 +35,16 @@ _bearer = HTTPBearer(auto_error=False, description="device token from enrolment"
 
 
 def current_device(
+    request: Request,
     state: StateDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Device:
-    """The device whose bearer token came with the request: 401 unknown, 403 revoked."""
+    """The device whose bearer token came with the request: 401 unknown, 403 revoked.
+    ``RequestGuard`` already checked it before the body was read (and left it in the
+    scope); the lookup here serves an app run without the guard."""
+    checked = request.scope.get(DEVICE_SCOPE_KEY)
+    if isinstance(checked, Device) and not checked.revoked:
+        return checked
     unauthorized = HTTPException(
         status_code=401, detail="Token de dispositivo ausente ou inválido.",
         headers={"WWW-Authenticate": "Bearer"},
