@@ -263,3 +263,34 @@ def test_uploads_at_once_per_device_are_bounded(hq, device):
     with device.client() as client:
         assert client.post(f"{API_PREFIX}/blobs/missing",
                            json={"sha256": ["0" * 64]}).status_code == 200
+
+
+# --- public pages (finding 14) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/verify/ABCD-EFGH", f"{API_PREFIX}/verify/ABCD-EFGH",
+                                  f"{API_PREFIX}/health", f"{API_PREFIX}/push"])
+def test_every_answer_carries_the_security_headers(hq, path):
+    with hq.client() as client:
+        response = client.get(path)
+    headers = response.headers
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "no-referrer"
+    csp = headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+    assert "script-src" not in csp and "unsafe-inline" not in csp
+    if path.startswith("/verify/"):
+        assert "style-src 'sha256-" in csp  # the page's own style block, nothing else
+
+
+def test_the_api_docs_and_spec_are_not_served_by_default(hq):
+    with hq.client() as client:
+        for path in (f"{API_PREFIX}/docs", f"{API_PREFIX}/openapi.json", "/docs", "/redoc"):
+            assert client.get(path).status_code in (401, 404), path
+
+
+def test_health_does_not_tell_the_version(hq):
+    with hq.client() as client:
+        body = client.get(f"{API_PREFIX}/health").json()
+    assert body == {"status": "ok", "database": "ok"}
