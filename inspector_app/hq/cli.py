@@ -8,6 +8,7 @@ refused (bad arguments, database not initialised, operation not allowed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -78,15 +79,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         config = uvicorn.Config(create_app(settings), host=args.host, port=args.port,
                                 log_level=args.log_level, **server_options(settings))
         configure_serve_logging(args.log_level)
-        uvicorn.Server(config).run()
+        # uvicorn shuts down cleanly on Ctrl+C / SIGINT, then re-raises the signal: the
+        # administrator gets the shutdown lines, not a traceback.
+        with contextlib.suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run()
         return EXIT_OK
     # Each worker process builds its own app from the environment.
     os.environ.update({"DATABASE_URL": settings.database_url,
                        "HQ_BLOB_DIR": str(settings.blob_dir), LOG_LEVEL_ENV: args.log_level})
     configure_serve_logging(args.log_level)
-    uvicorn.run("inspector_app.hq.main:create_app_from_env", factory=True,
-                workers=args.workers, host=args.host, port=args.port,
-                log_level=args.log_level, **server_options(settings, by_name=True))
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.run("inspector_app.hq.main:create_app_from_env", factory=True,
+                    workers=args.workers, host=args.host, port=args.port,
+                    log_level=args.log_level, **server_options(settings, by_name=True))
     return EXIT_OK
 
 
