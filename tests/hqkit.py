@@ -29,7 +29,6 @@ from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine, upgrade
 from inspector_app.hq.core.limits import server_options
-from inspector_app.hq.core.security import FailureLimiter
 from inspector_app.hq.devices import create_enrolment_code
 from inspector_app.hq.main import create_app
 from inspector_app.hq.tables import metadata
@@ -124,7 +123,7 @@ class RunningHQ:
         return httpx.Client(base_url=self.url, headers=headers, timeout=10, **kwargs)
 
     def reset(self) -> None:
-        """Empty every table and the blob folder; a fresh rate limiter."""
+        """Empty every table (the rate limits' counts too) and the blob folder."""
         names = [t.name for t in reversed(metadata.sorted_tables)]
         with self.engine.begin() as conn:
             if self.backend == "postgresql":
@@ -134,7 +133,6 @@ class RunningHQ:
                     conn.execute(text(f"DELETE FROM {name}"))
         shutil.rmtree(self.settings.blob_dir, ignore_errors=True)
         self.settings.blob_dir.mkdir(parents=True)
-        self.app.state.hq.enrol_limiter = FailureLimiter(self.settings.enrol_failures_per_minute)
 
     def enrol_code(self, **kwargs: Any) -> str:
         return create_enrolment_code(self.engine, **kwargs)

@@ -25,8 +25,8 @@ from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine
 from inspector_app.hq.core.limits import DatabaseUnavailable, RequestGuard
-from inspector_app.hq.core.security import FailureLimiter
 from inspector_app.hq.devices import Device, device_for_token
+from inspector_app.hq.ratelimit import ENROL_FAILURES, VERIFY, RateLimiter
 from inspector_app.hq.verification import render_page
 from inspector_app.sync.protocol import API_PREFIX, VerifyResult
 
@@ -52,7 +52,8 @@ def create_app(settings: Settings) -> FastAPI:
         settings=settings,
         engine=engine,
         blobs=BlobStore(settings.blob_dir),
-        enrol_limiter=FailureLimiter(settings.enrol_failures_per_minute),
+        enrol_limiter=RateLimiter(engine, ENROL_FAILURES, settings.enrol_failures_per_minute),
+        verify_limiter=RateLimiter(engine, VERIFY, settings.verify_per_minute),
     )
     app.include_router(api_router)
     app.include_router(page_router)

@@ -11,9 +11,9 @@ from sqlalchemy import Engine
 
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.config import Settings
-from inspector_app.hq.core.limits import DEVICE_SCOPE_KEY
-from inspector_app.hq.core.security import FailureLimiter
+from inspector_app.hq.core.limits import CLIENT_SCOPE_KEY, DEVICE_SCOPE_KEY
 from inspector_app.hq.devices import Device, device_for_token
+from inspector_app.hq.ratelimit import RateLimiter
 
 
 @dataclass
@@ -21,7 +21,8 @@ class HQState:
     settings: Settings
     engine: Engine
     blobs: BlobStore
-    enrol_limiter: FailureLimiter
+    enrol_limiter: RateLimiter
+    verify_limiter: RateLimiter
 
 
 def get_state(request: Request) -> HQState:
@@ -60,3 +61,12 @@ def current_device(
 
 
 DeviceDep = Annotated[Device, Depends(current_device)]
+
+
+def client_address(request: Request) -> str:
+    """The address rate limits count: the peer, or the client a trusted proxy names
+    (``RequestGuard`` resolved it; ``scope["client"]`` holds the same)."""
+    resolved = request.scope.get(CLIENT_SCOPE_KEY)
+    if isinstance(resolved, str):
+        return resolved
+    return request.client.host if request.client else "unknown"
