@@ -28,7 +28,7 @@ from sqlalchemy import Engine, text
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine, upgrade
-from inspector_app.hq.core.security import FailureLimiter
+from inspector_app.hq.core.limits import server_options
 from inspector_app.hq.devices import create_enrolment_code
 from inspector_app.hq.main import create_app
 from inspector_app.hq.tables import metadata
@@ -92,7 +92,7 @@ class RunningHQ:
         self.app = create_app(self.settings)
         self.port = free_port()
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off")
+                                lifespan="off", **server_options(self.settings))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -125,7 +125,7 @@ class RunningHQ:
         return httpx.Client(base_url=self.url, headers=headers, timeout=10, **kwargs)
 
     def reset(self) -> None:
-        """Empty every table and the blob folder; a fresh rate limiter."""
+        """Empty every table (the rate limits' counts too) and the blob folder."""
         names = [t.name for t in reversed(metadata.sorted_tables)]
         with self.engine.begin() as conn:
             if self.backend == "postgresql":
@@ -134,7 +134,6 @@ class RunningHQ:
                 for name in names:
                     conn.execute(text(f"DELETE FROM {name}"))
         self.blobs.clear()
-        self.app.state.hq.enrol_limiter = FailureLimiter(self.settings.enrol_failures_per_minute)
 
     def enrol_code(self, **kwargs: Any) -> str:
         return create_enrolment_code(self.engine, **kwargs)
@@ -153,9 +152,10 @@ def test_settings(url: str, folder: Path, **kwargs: Any) -> Settings:
 
 
 @contextlib.contextmanager
-def running_hq(backend: str, folder: Path) -> Iterator[RunningHQ]:
+def running_hq(backend: str, folder: Path, **limits: Any) -> Iterator[RunningHQ]:
+    """A real HQ on ``backend``; ``limits`` override Settings fields (HTTP limits, docs)."""
     with database_url(backend, folder) as url:
-        settings = test_settings(url, folder, max_blob_bytes=MAX_BLOB_BYTES)
+        settings = test_settings(url, folder, **{"max_blob_bytes": MAX_BLOB_BYTES, **limits})
         hq = RunningHQ(settings, backend).start()
         try:
             yield hq

@@ -249,9 +249,10 @@ class VerifyResult(_Model):
 
 
 class Health(_Model):
+    """No version: the public does not learn which release (and its known bugs) runs."""
+
     status: Literal["ok", "degraded"]
     database: str
-    version: str
 
 
 class ErrorBody(_Model):

@@ -80,16 +80,20 @@ def test_an_unknown_code_is_refused(hq):
     assert response.json()["detail"] == "Código de cadastro inválido."
 
 
-def test_five_failures_in_a_minute_block_that_address_even_with_a_good_code(hq):
+def test_five_failures_in_a_minute_block_wrong_codes_from_that_address_not_a_good_one(hq):
+    """Issue 14 finding 12: the limit used to refuse a valid code too, locking out every
+    device behind one proxy after five typos."""
     for _ in range(5):
         assert post_enrol(hq, "AAAA-BBBB-CCCC-DDDD").status_code == 400
-    blocked = post_enrol(hq, hq.enrol_code())
+    blocked = post_enrol(hq, "AAAA-BBBB-CCCC-DDDE")
     assert blocked.status_code == 429
     assert int(blocked.headers["Retry-After"]) >= 1
+    assert post_enrol(hq, hq.enrol_code()).status_code == 200
+    assert post_enrol(hq, "AAAA-BBBB-CCCC-DDDF").status_code == 429
     # Another client address (127.0.0.2 is loopback too) is not blocked.
-    other = post_enrol(hq, hq.enrol_code(),
+    other = post_enrol(hq, "AAAA-BBBB-CCCC-DDDG",
                        transport=httpx.HTTPTransport(local_address="127.0.0.2", verify=TLS))
-    assert other.status_code == 200
+    assert other.status_code == 400
 
 
 def test_a_key_already_enrolled_and_active_is_refused_with_409(hq):
