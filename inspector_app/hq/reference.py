@@ -23,6 +23,36 @@ from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.tables import changes, reference_rows
 from inspector_app.sync.protocol import REFERENCE_KEYS, Change, PullPage, reference_key
 
+# What a published row may hold: every device stores it in SQLite (64-bit integers, text
+# without NUL), so anything else would stop every device's pull (issue 14, finding 2).
+MAX_PUBLISHED_INT = 2**63 - 1
+MAX_PUBLISHED_TEXT = 100_000
+
+
+class PublishError(ValueError):
+    """A row HQ was about to publish holds a value devices cannot store (a bug upstream:
+    records and registry files are checked before anything is derived from them)."""
+
+
+def check_publishable(table: str, row: Mapping[str, Any]) -> None:
+    """Raise :class:`PublishError` unless every value of ``row`` is NULL, a boolean, a
+    64-bit integer or a text of at most :data:`MAX_PUBLISHED_TEXT` characters without NUL,
+    and its key columns are present."""
+    for column in REFERENCE_KEYS.get(table, ()):
+        if row.get(column) is None:
+            raise PublishError(f"{table}: key column {column} missing")
+    for column, value in row.items():
+        if value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            if not -MAX_PUBLISHED_INT <= value <= MAX_PUBLISHED_INT:
+                raise PublishError(f"{table}.{column}: integer outside 64 bits")
+        elif isinstance(value, str):
+            if len(value) > MAX_PUBLISHED_TEXT or "\x00" in value:
+                raise PublishError(f"{table}.{column}: text too long or with NUL")
+        else:
+            raise PublishError(f"{table}.{column}: {type(value).__name__} is not a column value")
+
 
 def row_json(row: Mapping[str, Any]) -> str:
     return json.dumps(dict(row), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -63,6 +93,7 @@ def append_change(
     device_id: str | None = None,
 ) -> int:
     """Append one change to the pull log; returns its sequence number."""
+    check_publishable(table, row)
     lock_changes(conn)
     result = conn.execute(
         insert(changes).values(
@@ -126,6 +157,7 @@ def upsert_tables(conn: Connection,
     for table, rows in tables:
         wanted: dict[str, tuple[Mapping[str, Any], str]] = {}
         for row in rows:
+            check_publishable(table, row)
             wanted[reference_key(table, row)] = (row, row_json(row))
         keys = list(wanted)
         held: dict[str, Any] = {}

@@ -117,6 +117,7 @@ class SyncSummary:
     pages: int = 0
     pending: int = 0
     quarantined: int = 0
+    pull_quarantined: int = 0
     error: str | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -551,15 +552,30 @@ def _apply_change(store: Store, change: Change, columns: dict[str, list[str]]) -
     )
 
 
-def apply_page(store: Store, page: PullPage) -> None:
-    """Apply ``page`` and move the cursor, in one transaction (all or nothing)."""
+MAX_QUARANTINED_ROW_TEXT = 100_000
+
+
+def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None) -> None:
+    """Apply ``page`` and move the cursor, in one transaction.
+
+    Each change is applied in its own savepoint: one this device cannot apply (a number
+    SQLite cannot hold, a row without its key, a value of the wrong type) is rolled back
+    alone and kept in ``sync_pull_quarantine`` with the reason, and the cursor moves past
+    it, so a poisoned change never stops the pull (issue 14, finding 2)."""
     columns: dict[str, list[str]] = {}
     try:
         with store.atomic():
             # A page may hold a vehicle before the holder it names: check at COMMIT.
             store.conn.execute("PRAGMA defer_foreign_keys = ON")
             for change in page.changes:
-                _apply_change(store, change, columns)
+                store.conn.execute("SAVEPOINT pull_change")
+                try:
+                    _apply_change(store, change, columns)
+                except (sqlite3.Error, OverflowError, KeyError, ValueError, TypeError,
+                        StoreError) as exc:
+                    store.conn.execute("ROLLBACK TO pull_change")
+                    _quarantine_change(store, change, exc, summary)
+                store.conn.execute("RELEASE pull_change")
             store.set_meta(META_PULL_CURSOR, str(page.next_cursor))
             if page.changes:
                 store.set_meta("registry_source", "hq")
@@ -571,6 +587,42 @@ def apply_page(store: Store, page: PullPage) -> None:
             "Os dados de referência recebidos da sede não puderam ser aplicados; nada foi "
             f"alterado (a partir da alteração {first}). Avise a sede.",
         ) from exc
+
+
+def _quarantine_change(store: Store, change: Change, exc: BaseException,
+                       summary: SyncSummary | None) -> None:
+    reason = f"{type(exc).__name__}: {exc}"[:500]
+    try:
+        text = json.dumps(change.row, sort_keys=True, ensure_ascii=False, default=str)
+    except (ValueError, TypeError):
+        text = repr(change.row)
+    store.conn.execute(
+        "INSERT OR REPLACE INTO sync_pull_quarantine(seq, table_name, key, op, row_json, "
+        "reason, quarantined_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [change.seq, change.table[:100], change.key[:300], change.op,
+         text[:MAX_QUARANTINED_ROW_TEXT], reason, utc_now()])
+    if summary is not None:
+        summary.pull_quarantined += 1
+        summary.problems.append(
+            f"alteração {change.seq} da sede ({change.table}) não pôde ser aplicada e ficou "
+            f"em quarentena: {reason[:200]}")
+
+
+@dataclass(frozen=True)
+class QuarantinedChange:
+    seq: int
+    table: str
+    key: str
+    op: str
+    reason: str
+    quarantined_at: str
+
+
+def pull_quarantine(store: Store) -> list[QuarantinedChange]:
+    """Pull-log changes this device could not apply, oldest first, with the reason."""
+    return [QuarantinedChange(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in
+            store.conn.execute("SELECT seq, table_name, key, op, reason, quarantined_at "
+                               "FROM sync_pull_quarantine ORDER BY seq")]
 
 
 def _pull_all(store: Store, client: httpx.Client, summary: SyncSummary, limit: int) -> None:
@@ -587,7 +639,7 @@ def _pull_all(store: Store, client: httpx.Client, summary: SyncSummary, limit: i
         if page.next_cursor < cursor:
             raise SyncError(f"HQ moved the pull cursor back ({cursor} → {page.next_cursor})",
                             "A sede respondeu com um cursor anterior ao atual; nada aplicado.")
-        apply_page(store, page)
+        apply_page(store, page, summary)
         summary.pulled += len(page.changes)
         summary.pages += 1
         cursor = page.next_cursor

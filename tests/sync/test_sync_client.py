@@ -381,22 +381,26 @@ def test_pulling_the_whole_log_again_as_migration_0004_makes_it_changes_nothing(
     assert store.meta(sync.META_PULL_CURSOR) == cursor
 
 
-def test_a_pull_page_that_cannot_be_applied_changes_nothing_not_even_the_cursor(
+def test_a_pull_change_that_cannot_be_applied_is_quarantined_and_the_pull_moves_on(
         hq, make_store):
     store = enrolled(hq, make_store())
     assert sync.sync_once(store).ok
-    cursor = store.meta(sync.META_PULL_CURSOR)
     with hq.engine.begin() as conn:
-        append_change(conn, "lines", "hq-l9", "upsert", {
-            "id": "hq-l9", "code": "9", "name": "Linha boa", "pack_id": "DF_STPA",
-            "updated_at": "2026-04-14"})
         append_change(conn, "inspectors", "hq-i9", "upsert", {  # role the device refuses
             "id": "hq-i9", "matricula": "9", "name": "X", "role": "chefe",
             "password_hash": "$argon2id$x", "updated_at": "2026-04-14"})
+        append_change(conn, "lines", "hq-l9", "upsert", {
+            "id": "hq-l9", "code": "9", "name": "Linha boa", "pack_id": "DF_STPA",
+            "updated_at": "2026-04-14"})
     summary = sync.sync_once(store)
-    assert not summary.ok and "nada foi alterado" in summary.error
-    assert store.meta(sync.META_PULL_CURSOR) == cursor
-    assert store.conn.execute("SELECT 1 FROM ref_lines WHERE id = 'hq-l9'").fetchone() is None
+    assert summary.ok and summary.pulled == 2 and summary.pull_quarantined == 1
+    assert any("ficou em quarentena" in p for p in summary.problems)
+    assert store.meta(sync.META_PULL_CURSOR) == str(hq.scalar("SELECT MAX(seq) FROM changes"))
+    assert store.conn.execute("SELECT 1 FROM ref_lines WHERE id = 'hq-l9'").fetchone()
+    assert store.conn.execute("SELECT 1 FROM ref_inspectors WHERE id = 'hq-i9'").fetchone() \
+        is None
+    (held,) = sync.pull_quarantine(store)
+    assert (held.table, held.key) == ("inspectors", "hq-i9") and "IntegrityError" in held.reason
 
 
 def test_the_verification_code_rule_is_the_same_on_the_device_and_at_hq():
