@@ -188,8 +188,8 @@ def enrol(
     """Enrol this device with HQ using a one-time ``code``.
 
     Stores the device id, token and HQ URL in ``app_meta`` and adds the HQ number range,
-    in one transaction. If HQ's answer is lost, running it again with the same code works:
-    HQ recognises the same device key and answers again.
+    in one transaction. A code is used once: if HQ's answer is lost, ask HQ for a new code (HQ
+    replaces the device it enrolled but never heard from again).
     """
     store.require_writable()
     if store.meta(META_TOKEN):
@@ -204,7 +204,8 @@ def enrol(
             response = client.post(f"{API_PREFIX}/enrol", json=request.model_dump())
     except httpx.TimeoutException as exc:
         raise SyncError(f"HQ did not answer: {exc}",
-                        "A sede não respondeu a tempo. Tente de novo com o mesmo código.") from exc
+                        "A sede não respondeu a tempo. Se o código já foi usado, peça um novo "
+                        "código à sede.") from exc
     except httpx.TransportError as exc:
         raise SyncError(
             f"cannot reach HQ: {exc}",

@@ -79,17 +79,20 @@ def test_enrolment_with_hq_unreachable_says_so(make_store):
     assert "Não foi possível falar com a sede" in caught.value.message_pt
 
 
-def test_an_enrolment_whose_answer_was_lost_succeeds_when_repeated_with_the_same_code(
+def test_an_enrolment_whose_answer_was_lost_succeeds_with_a_new_code_not_the_used_one(
         hq, make_store):
     store, code = make_store(), hq.enrol_code()
     lost = FaultTransport(lose=lambda request, n: request.url.path.endswith("/enrol"))
     with pytest.raises(sync.SyncError) as caught:
         sync.enrol(store, hq_url=hq.url, code=code, transport=lost)
-    assert "mesmo código" in caught.value.message_pt
+    assert "peça um novo código" in caught.value.message_pt
     assert store.meta(sync.META_TOKEN) is None
-    first_id = hq.scalar("SELECT id FROM devices")
-    result = sync.enrol(store, hq_url=hq.url, code=code)
-    assert result.device_id == first_id and hq.scalar("SELECT COUNT(*) FROM devices") == 1
+    with pytest.raises(sync.SyncError) as caught:  # a used code never gives a token again
+        sync.enrol(store, hq_url=hq.url, code=code)
+    assert "já utilizado" in caught.value.message_pt
+    result = sync.enrol(store, hq_url=hq.url, code=hq.enrol_code())
+    assert hq.scalar("SELECT COUNT(*) FROM devices WHERE revoked_at IS NULL") == 1
+    assert hq.scalar("SELECT id FROM devices WHERE revoked_at IS NULL") == result.device_id
     void_numbers(store, 1)
     assert sync.sync_once(store).accepted == 1
 
