@@ -20,8 +20,14 @@ from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, u
 from sqlalchemy import text as sql_text
 
 from inspector_app.hq.core.db import utc_now
-from inspector_app.hq.tables import changes, reference_rows
-from inspector_app.sync.protocol import REFERENCE_KEYS, Change, PullPage, reference_key
+from inspector_app.hq.tables import changes, records, reference_rows
+from inspector_app.sync.protocol import (
+    REFERENCE_KEYS,
+    Change,
+    PullPage,
+    change_tag,
+    reference_key,
+)
 
 # What a published row may hold: every device stores it in SQLite (64-bit integers, text
 # without NUL), so anything else would stop every device's pull (issue 14, finding 2).
@@ -214,8 +220,25 @@ def delete_row(conn: Connection, table: str, key: str) -> int | None:
     return seq
 
 
-def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int) -> PullPage:
-    """Changes after ``cursor`` meant for everyone or for ``device_id``, oldest first."""
+def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int,
+              tag: str | None = None, acked: int | None = None) -> PullPage:
+    """Changes after ``cursor`` meant for everyone or for ``device_id``, oldest first.
+
+    Answers ``resync`` (no changes, cursor 0) when HQ is behind the device: the change at
+    ``cursor`` is not in its log or is not the one the device applied (``tag``), or it
+    holds fewer records of this device than the device saw acknowledged (``acked``). Both
+    happen after HQ's database was restored from a backup (docs/hq-operations.md §4)."""
+    if acked is not None and acked > 0:
+        held = conn.execute(select(func.count()).select_from(records)
+                            .where(records.c.device_id == device_id)).scalar_one()
+        if int(held) < acked:
+            return PullPage(changes=[], next_cursor=0, more=True, resync=True)
+    if cursor > 0:
+        at = conn.execute(select(changes).where(changes.c.seq == cursor)).first()
+        if at is None or at.device_id not in (None, device_id) or (
+                tag is not None and tag != change_tag(at.seq, at.table_name, at.key, at.op,
+                                                      json.loads(at.row))):
+            return PullPage(changes=[], next_cursor=0, more=True, resync=True)
     rows = conn.execute(
         select(changes)
         .where(
