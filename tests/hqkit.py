@@ -40,6 +40,8 @@ PG_HOST, PG_PORT = "127.0.0.1", 5432
 PG_ADMIN_DSN = os.environ.get("HQ_TEST_PG_ADMIN", f"postgresql://postgres@{PG_HOST}:{PG_PORT}/postgres")
 BACKENDS = ("sqlite", "postgresql")
 MAX_BLOB_BYTES = 256 * 1024
+SUPERVISOR_MATRICULA = "1004"
+VOIDED_BODY = {"reason": "talão danificado", "agent": {"matricula": "1001", "name": "Agente"}}
 # Building an SSL context costs ~80 ms per httpx.Client; the tests make hundreds.
 TLS = ssl.create_default_context()
 
@@ -135,6 +137,19 @@ class RunningHQ:
                     conn.execute(text(f"DELETE FROM {name}"))
         self.blobs.clear()
 
+    def add_supervisor(self, matricula: str = SUPERVISOR_MATRICULA,
+                       name: str = "Luíza Helena Magalhães", role: str = "supervisor") -> None:
+        """Register an agent in HQ's registry (a cancelamento must name a supervisor HQ
+        knows); the same matrícula and name as the device's demo supervisor."""
+        from inspector_app.hq.registry import publish_row
+        from inspector_app.security.passwords import DEFAULT_PARAMETERS, hash_password
+
+        with self.engine.begin() as conn:
+            publish_row(conn, "inspectors", {
+                "id": f"agent-{matricula}", "matricula": matricula, "name": name, "role": role,
+                "password_hash": hash_password("senha-de-teste", parameters=DEFAULT_PARAMETERS),
+                "organ": None, "active": 1})
+
     def enrol_code(self, **kwargs: Any) -> str:
         return create_enrolment_code(self.engine, **kwargs)
 
@@ -207,7 +222,8 @@ class SimDevice:
             "key_id": self.key.device_key_id, "inspection_id": None, "refers_to": refers_to,
             "plate_key": "JJK8D48", "holder_id": None, "occurred_on": "2026-04-14",
             "verification_code": verification_code_for(rid),
-            "body": dict(body if body is not None else {
+            "body": dict(body if body is not None else VOIDED_BODY if kind == "numero_anulado"
+                         else {
                 "occurred_at": "2026-04-14T10:05:00-03:00",
                 "vehicle": {"plate": "JJK8D48"},
                 "pack": {"organ": "SEMOB-DF", "organ_name": "Secretaria de Transporte"},
@@ -233,9 +249,15 @@ class SimDevice:
         return PushRecord.model_construct(**values)
 
     def cancelamento(self, auto: PushRecord, **overrides: Any) -> PushRecord:
-        """A signed cancelamento of ``auto`` (reason "erro de digitação")."""
+        """A signed cancelamento of ``auto`` (reason "erro de digitação") by the supervisor
+        :meth:`RunningHQ.add_supervisor` registers (it is registered here when absent)."""
+        if not self.hq.scalar("SELECT COUNT(*) FROM reference_rows WHERE table_name = "
+                              "'inspectors' AND key = :key", key=f"agent-{SUPERVISOR_MATRICULA}"):
+            self.hq.add_supervisor()
+        body = {"reason": "erro de digitação",
+                "supervisor": {"matricula": SUPERVISOR_MATRICULA, "name": "Luíza Helena"}}
         return self.record(self.envelope(kind="cancelamento", refers_to=auto.id,
-                                         body={"reason": "erro de digitação"}, **overrides))
+                                         body=body, **overrides))
 
     def push(self, *records: PushRecord) -> httpx.Response:
         with self.client() as client:

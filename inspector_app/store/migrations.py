@@ -257,4 +257,21 @@ def m0004_standing(db: Database) -> None:
         db.execute(statement)
 
 
+_SCHEMA_0005_I14A = [
+    # Pull-log changes this device could not apply (a value SQLite cannot hold, a row
+    # missing its key, ...): kept with the reason for a person, and the pull cursor moves
+    # past them so one bad change never wedges every later one (sync/client.apply_page).
+    """CREATE TABLE sync_pull_quarantine (
+        seq INTEGER PRIMARY KEY, table_name TEXT NOT NULL, key TEXT NOT NULL,
+        op TEXT NOT NULL, row_json TEXT NOT NULL, reason TEXT NOT NULL,
+        quarantined_at TEXT NOT NULL)""",
+]
+
+
+@migrations(name="0005_i14a_pull_quarantine")
+def m0005_i14a_pull_quarantine(db: Database) -> None:
+    for statement in _SCHEMA_0005_I14A:
+        db.execute(statement)
+
+
 KNOWN_MIGRATIONS = tuple(m.name for m in migrations._migrations)
