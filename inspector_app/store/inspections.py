@@ -9,11 +9,11 @@ sealed, triggers refuse any further change.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inspector_app.store import dbapi
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
 
 
@@ -82,11 +82,11 @@ _COLUMNS = (
 )
 
 
-def _write(store: Store, sql: str, params: list[Any]) -> sqlite3.Cursor:
+def _write(store: Store, sql: str, params: list[Any]) -> dbapi.Cursor:
     store.require_writable()
     try:
         return store.conn.execute(sql, params)
-    except sqlite3.Error as exc:
+    except dbapi.Error as exc:
         raise translate_error(exc) from exc
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from typing import Any
 
 from inspector_app.security.keys import DeviceKey, load_or_create_device_key
 from inspector_app.security.records import canonical_json, sha256_hex
-from inspector_app.store import numbering
+from inspector_app.store import dbapi, numbering
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
 
 GENESIS = "0" * 64
@@ -200,7 +199,7 @@ def seal_records(
                         f"inspection {close_inspection} is not open",
                         "Esta inspeção já foi selada ou não existe.",
                     )
-    except sqlite3.Error as exc:
+    except dbapi.Error as exc:
         raise translate_error(exc) from exc
     return sealed
 

@@ -27,7 +27,6 @@ import functools
 import hashlib
 import json
 import socket
-import sqlite3
 import ssl
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -38,7 +37,7 @@ import certifi
 import httpx
 from pydantic import ValidationError
 
-from inspector_app.store import numbering
+from inspector_app.store import dbapi, numbering
 from inspector_app.store.db import Store, StoreError, utc_now
 from inspector_app.store.sealing import device_key
 from inspector_app.sync.protocol import (
@@ -614,7 +613,7 @@ def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None)
                                                          last.op, last.row))
                 store.set_meta("registry_source", "hq")
                 store.set_meta("registry_updated_at", utc_now())
-    except (sqlite3.Error, KeyError, ValueError, TypeError) as exc:
+    except (*dbapi.Error, KeyError, ValueError, TypeError) as exc:
         first = page.changes[0].seq if page.changes else page.next_cursor
         raise SyncError(
             f"pull page from seq {first} could not be applied: {exc}",
