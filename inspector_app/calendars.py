@@ -23,6 +23,11 @@ from functools import lru_cache
 
 import holidays
 
+from inspector_app.domain.calendar_exceptions import (  # noqa: F401 (re-exported)
+    CALENDAR_EXCEPTIONS_PARAMETER,
+    describe_exception,
+    parse_exceptions,
+)
 from inspector_app.domain.deadlines import BusinessCalendar
 from inspector_app.domain.pack import CalendarException, Pack
 

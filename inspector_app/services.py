@@ -66,12 +66,25 @@ def evaluate_case(*, data: object, forms_root: Path | None = None) -> Outcome:
     return evaluate_parsed(case=case, forms_root=forms_root)
 
 
-def evaluate_parsed(*, case: Case, forms_root: Path | None = None) -> Outcome:
+def evaluate_parsed(*, case: Case, forms_root: Path | None = None,
+                    store: Store | None = None) -> Outcome:
+    """Evaluate ``case``; with ``store``, the calendar also applies the dated exceptions
+    HQ published for the pack (pull log, held offline)."""
     try:
         pack = get_pack(case.pack_id, forms_root)
     except KeyError as exc:
-        raise CaseError("pack", str(exc.args[0])) from None
-    return evaluate(pack, case, calendar_around(pack, case.date))
+        raise CaseError("pack", str(exc.args[0]), code="pack", pt=f"regulamento {case.pack_id}"
+                        " desconhecido") from None
+    exceptions: tuple[Any, ...] = ()
+    warnings: tuple[str, ...] = ()
+    if store is not None:
+        from inspector_app.store.calendar_ref import calendar_exceptions
+
+        exceptions, warnings = calendar_exceptions(store, pack.id)
+    outcome = evaluate(pack, case, calendar_around(pack, case.date, exceptions))
+    if warnings:
+        outcome = dataclasses.replace(outcome, warnings=(*outcome.warnings, *warnings))
+    return outcome
 
 
 def _pack(pack_id: str) -> Pack:
@@ -468,7 +481,8 @@ def evaluate_inspection(*, store: Store, inspection_id: str,
     insp = _inspection(store, inspection_id)
     try:
         return evaluate_parsed(
-            case=parse_case(_case_data(store, insp, added), now=dt.datetime.now(dt.UTC))
+            case=parse_case(_case_data(store, insp, added), now=dt.datetime.now(dt.UTC)),
+            store=store,
         )
     except CaseError as exc:
         raise ServiceError(exc.field, exc.message_pt) from None

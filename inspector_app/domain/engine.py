@@ -1485,6 +1485,20 @@ def evaluate(pack: Pack, case: Case, cal: BusinessCalendar) -> Outcome:
     now, later = _deadlines(ctx, infractions, cal, cassacao)
     _flags(ctx, infractions)
     _driver_identification(ctx, infractions)
+    # Surfaced on the existing paths (screens and documents print the notes).
+    for f in ctx.flags:
+        ctx.notes.append(
+            f"Para a autoridade – {f.title} ({f.basis}): {f.detail}"
+            + (" [regra presumida]" if f.presumed else "")
+            + "."
+        )
+    if cassacao.commutation is not None:
+        c = cassacao.commutation
+        amount = format_brl(c.fine_brl) if c.fine_brl is not None else "valor a apurar"
+        ctx.notes.append(
+            f"Alternativa à cassação: a autoridade pode comutá-la em multa de {amount} "
+            f"({c.reference}; {c.basis})."
+        )
     if "release.requires_payment" in pack.parameters and retention.required:
         ctx.param("release.requires_payment")
     return Outcome(
