@@ -62,16 +62,29 @@ def evaluate_case(*, data: object, forms_root: Path | None = None) -> Outcome:
     Raises :class:`CaseError` for invalid input (unknown pack too) and ``PackError`` when
     the pack itself is broken.
     """
-    case = parse_case(data)
+    case = parse_case(data, now=dt.datetime.now(dt.UTC))
     return evaluate_parsed(case=case, forms_root=forms_root)
 
 
-def evaluate_parsed(*, case: Case, forms_root: Path | None = None) -> Outcome:
+def evaluate_parsed(*, case: Case, forms_root: Path | None = None,
+                    store: Store | None = None) -> Outcome:
+    """Evaluate ``case``; with ``store``, the calendar also applies the dated exceptions
+    HQ published for the pack (pull log, held offline)."""
     try:
         pack = get_pack(case.pack_id, forms_root)
     except KeyError as exc:
-        raise CaseError("pack", str(exc.args[0])) from None
-    return evaluate(pack, case, calendar_around(pack, case.date))
+        raise CaseError("pack", str(exc.args[0]), code="pack", pt=f"regulamento {case.pack_id}"
+                        " desconhecido") from None
+    exceptions: tuple[Any, ...] = ()
+    warnings: tuple[str, ...] = ()
+    if store is not None:
+        from inspector_app.store.calendar_ref import calendar_exceptions
+
+        exceptions, warnings = calendar_exceptions(store, pack.id)
+    outcome = evaluate(pack, case, calendar_around(pack, case.date, exceptions))
+    if warnings:
+        outcome = dataclasses.replace(outcome, warnings=(*outcome.warnings, *warnings))
+    return outcome
 
 
 def _pack(pack_id: str) -> Pack:
@@ -282,9 +295,9 @@ def start_inspection(
         "facts": dict(facts or {}),
     }
     try:
-        parse_case(probe)
+        parse_case(probe, now=dt.datetime.now(dt.UTC))
     except CaseError as exc:
-        raise ServiceError(exc.field, exc.message) from None
+        raise ServiceError(exc.field, exc.message_pt) from None
     repo.create_inspection(store, {
         "id": inspection_id, "pack_id": pack.id, "pack_version": pack.meta.version,
         "pack_hash": pack.content_hash, "kind": kind, "matricula": session.matricula,
@@ -346,9 +359,9 @@ def update_inspection(*, store: Store, inspection_id: str, driver: Mapping[str, 
         probe = _case_data(store, dataclasses.replace(insp, **{
             k: v for k, v in changes.items() if k in ("driver", "facts")}))
         try:
-            parse_case(probe)
+            parse_case(probe, now=dt.datetime.now(dt.UTC))
         except CaseError as exc:
-            raise ServiceError(exc.field, exc.message) from None
+            raise ServiceError(exc.field, exc.message_pt) from None
         repo.update_open(store, inspection_id, changes)
 
 
@@ -430,7 +443,25 @@ def _case_data(store: Store, insp: repo.InspectionRow,
         "driver": {k: v for k, v in insp.driver.items() if k in _CASE_DRIVER and v is not None},
         "checklist": checklist, "infractions": list(extra), "facts": insp.facts,
         "history": _history(store, insp),
+        **_historical_use(insp.pack_id),
     }
+
+
+TRAINING_REEVALUATION = (
+    "uso do pacote histórico (norma revogada) para treinamento e demonstração no aplicativo"
+)
+
+
+def _historical_use(pack_id: str) -> dict[str, Any]:
+    """A revoked pack used on the device is a historical re-evaluation (training and
+    demonstration): the case says so, and the outcome and documents print it."""
+    try:
+        pack = get_pack(pack_id)
+    except (KeyError, PackError):
+        return {}
+    if pack.meta.status != "historical" or pack.meta.effective_until is None:
+        return {}
+    return {"historical_reevaluation": {"reason": TRAINING_REEVALUATION}}
 
 
 def hq_standing(*, store: Store, inspection_id: str) -> StandingView | None:
@@ -449,9 +480,12 @@ def evaluate_inspection(*, store: Store, inspection_id: str,
     """What the regulation says about the answers so far (the result screen)."""
     insp = _inspection(store, inspection_id)
     try:
-        return evaluate_parsed(case=parse_case(_case_data(store, insp, added)))
+        return evaluate_parsed(
+            case=parse_case(_case_data(store, insp, added), now=dt.datetime.now(dt.UTC)),
+            store=store,
+        )
     except CaseError as exc:
-        raise ServiceError(exc.field, exc.message) from None
+        raise ServiceError(exc.field, exc.message_pt) from None
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,10 @@ class PackMeta:
     analogy: bool
     notes: tuple[str, ...] = ()
     legal_basis: tuple[LegalBasis, ...] = ()
+    # Last day the norm was in force (a revoked pack); facts after it are refused unless
+    # the case is a historical re-evaluation. ``effective_until_basis`` says why this day.
+    effective_until: dt.date | None = None
+    effective_until_basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,22 @@ class Rule:
     analogy: bool = False
     parameters: tuple[str, ...] = ()
     seed_label: str = ""
+    note: str = ""
+
+
+ALTERNATIVE_KINDS = ("specific", "choose_one")
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Rules that describe one conduct (G33, Decreto 15.154/1993 art. 32 §2: penalties
+    cumulate only for *distinct* irregularities). ``specific``: the first rule is the more
+    specific one and wins when one fact leads to several of them; ``choose_one``: the agent
+    must pick one (JF G29), the engine refuses both for one fact."""
+
+    rules: tuple[str, ...]
+    kind: str
+    basis: str
     note: str = ""
 
 
@@ -221,12 +241,30 @@ class ExtraHoliday:
         )
 
 
+EXCEPTION_KINDS = ("closed", "early_close", "late_open")
+
+
+@dataclass(frozen=True)
+class CalendarException:
+    """A dated day decreed for one year (ponto facultativo, expediente reduzido): ``closed``
+    (no public business), ``early_close`` (counts as a business day; a due date on it moves
+    on, Lei 9.784/1999 art. 66 §1) or ``late_open`` (counts; a due date may end on it).
+    ``decree`` cites the act (GDF or Juiz de Fora decree)."""
+
+    date: dt.date
+    kind: str
+    name: str
+    decree: str = ""
+    source: str = "pack"
+
+
 @dataclass(frozen=True)
 class CalendarSpec:
     country: str
     subdivision: str
     include_optional_parameter: str | None
     extra_holidays: tuple[ExtraHoliday, ...] = ()
+    exceptions: tuple[CalendarException, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -242,6 +280,7 @@ class Pack:
     tables: Mapping[str, tuple[DatedValue, ...]]
     deadlines: tuple[Deadline, ...]
     calendar: CalendarSpec
+    alternatives: tuple[Alternative, ...] = ()
     content_hash: str = ""
     source_files: tuple[str, ...] = field(default_factory=tuple)
 
