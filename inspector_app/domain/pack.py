@@ -67,6 +67,10 @@ class PackMeta:
     analogy: bool
     notes: tuple[str, ...] = ()
     legal_basis: tuple[LegalBasis, ...] = ()
+    timezone: str = "America/Sao_Paulo"  # the órgão's legal time: every printed time
+    # Where the autuado files a defence (printed with the deadlines): body, address,
+    # protocol, online, hours; a device setting may override it (store.device_context).
+    filing: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -178,6 +182,7 @@ class Parameter:
     gap: str = ""
     note: str = ""
     basis: str = ""
+    printed: str = ""  # the presumed rule as one sentence of legal Portuguese (documents)
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,7 @@ class DatedValue:
     assumption: bool = False
     note: str = ""
     basis: str = ""
+    printed: str = ""
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,9 @@ class Settings:
     enrol_failures_per_minute: int = 5
     max_blob_bytes: int = 64 * 1024 * 1024
     max_bundle_bytes: int = 256 * 1024 * 1024
+    # The public address documents print for verification (QR and "Verifique em"),
+    # e.g. https://fiscalizacao.example.gov.br; "" = the address a device enrolled at.
+    public_url: str = ""
 
     @classmethod
     def from_env(
@@ -49,4 +52,7 @@ class Settings:
         blobs = blob_dir or (
             Path(os.environ["HQ_BLOB_DIR"]) if os.environ.get("HQ_BLOB_DIR") else base / "blobs"
         )
-        return cls(database_url=url, blob_dir=Path(blobs))
+        public = os.environ.get("HQ_PUBLIC_URL", "").strip()
+        if public and not public.startswith(("http://", "https://")):
+            raise ValueError(f"HQ_PUBLIC_URL must be an http(s) URL, not {public!r}")
+        return cls(database_url=url, blob_dir=Path(blobs), public_url=public)

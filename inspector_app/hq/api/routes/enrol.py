@@ -33,8 +33,12 @@ def post_enrol(body: EnrolRequest, request: Request, state: StateDep) -> EnrolRe
             headers={"Retry-After": str(math.ceil(wait))},
         )
     try:
-        return enrol(state.engine, body, address=address)
+        answer = enrol(state.engine, body, address=address)
     except EnrolError as exc:
         if exc.counts:
             state.enrol_limiter.fail(address)
         raise HTTPException(status_code=exc.status, detail=exc.detail) from None
+    # The address printed on documents and in their QR: HQ's public URL when configured
+    # (HQ_PUBLIC_URL), else the address this device reached HQ at.
+    public = state.settings.public_url or str(request.base_url)
+    return answer.model_copy(update={"public_url": public.rstrip("/")})
