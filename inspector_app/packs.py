@@ -38,7 +38,9 @@ KEYS: dict[str, frozenset[str]] = {
     for name, keys in {
         "pack.toml": "pack legal_basis",
         "pack": "id version title jurisdiction service status penalty_regime organ organ_name "
-        "organ_note effective_from effective_until effective_until_basis analogy notes",
+        "organ_note effective_from effective_until effective_until_basis analogy notes "
+        "timezone filing",
+        "filing": "body address protocol online hours",
         "legal_basis": "id citation title seed",
         "infractions.toml": "groups rules alternatives",
         "alternative": "rules kind basis note",
@@ -57,8 +59,8 @@ KEYS: dict[str, frozenset[str]] = {
         "vehicle.toml": "checks",
         "check": "id kind parameters item fail retention withdrawal basis note",
         "parameters.toml": "parameters tables",
-        "parameter": "value label assumption gap note basis",
-        "dated": "from value assumption note basis",
+        "parameter": "value label assumption gap note basis printed",
+        "dated": "from value assumption note basis printed",
         "deadlines.toml": "deadlines",
         "deadline": "kind label days unit trigger when_rules body basis parameter note",
         "calendar.toml": "calendar holidays exceptions",
@@ -274,7 +276,33 @@ def _parse_meta(r: _Reader, data: Mapping[str, Any], folder: str) -> model.PackM
         analogy=r.flag(meta, "analogy", "pack", False),
         notes=r.texts(meta, "notes", "pack"),
         legal_basis=tuple(bases),
+        timezone=_timezone(r, meta),
+        filing=_filing(r, meta),
     )
+
+
+def _timezone(r: _Reader, meta: Mapping[str, Any]) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = r.text(meta, "timezone", "pack", required=False) or "America/Sao_Paulo"
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        r.problem("pack.timezone", f"unknown IANA time zone {name!r}")
+        return "America/Sao_Paulo"
+    return name
+
+
+def _filing(r: _Reader, meta: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    raw = meta.get("filing")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        r.problem("pack.filing", "expected a table (body, address, protocol, online, hours)")
+        return ()
+    r.known(raw, KEYS["filing"], "pack.filing")
+    return tuple((k, r.text(raw, k, "pack.filing", required=False))
+                 for k in sorted(KEYS["filing"]) if raw.get(k))
 
 
 def _parse_groups(r: _Reader, data: Mapping[str, Any]) -> dict[str, model.Group]:
@@ -479,6 +507,7 @@ def _parse_parameters(
             gap=r.text(row, "gap", where, required=False),
             note=r.text(row, "note", where, required=False),
             basis=r.text(row, "basis", where, required=False),
+            printed=r.text(row, "printed", where, required=False),
         )
         if params[name].assumption and not params[name].note:
             r.problem(f"{where}.note", "an assumed parameter must say what is presumed")
@@ -499,6 +528,7 @@ def _parse_parameters(
                     assumption=r.flag(row, "assumption", where, False),
                     note=r.text(row, "note", where, required=False),
                     basis=r.text(row, "basis", where, required=False),
+                    printed=r.text(row, "printed", where, required=False),
                 )
             )
         starts = [row.start for row in out]

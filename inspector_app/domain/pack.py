@@ -71,6 +71,10 @@ class PackMeta:
     # the case is a historical re-evaluation. ``effective_until_basis`` says why this day.
     effective_until: dt.date | None = None
     effective_until_basis: str = ""
+    timezone: str = "America/Sao_Paulo"  # the órgão's legal time: every printed time
+    # Where the autuado files a defence (printed with the deadlines): body, address,
+    # protocol, online, hours; a device setting may override it (store.device_context).
+    filing: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,7 @@ class Parameter:
     gap: str = ""
     note: str = ""
     basis: str = ""
+    printed: str = ""  # the presumed rule as one sentence of legal Portuguese (documents)
 
 
 @dataclass(frozen=True)
@@ -207,6 +212,7 @@ class DatedValue:
     assumption: bool = False
     note: str = ""
     basis: str = ""
+    printed: str = ""
 
 
 @dataclass(frozen=True)

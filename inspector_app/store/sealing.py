@@ -20,6 +20,7 @@ from inspector_app.security.keys import DeviceKey, load_or_create_device_key
 from inspector_app.security.records import canonical_json, sha256_hex
 from inspector_app.store import dbapi, numbering
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
+from inspector_app.store.device_context import context_for
 
 GENESIS = "0" * 64
 ENVELOPE_VERSION = 1
@@ -146,6 +147,8 @@ def _seal_one(store: Store, key: DeviceKey, draft: RecordDraft) -> SealedRecord:
         "occurred_on": draft.occurred_on,
         "verification_code": code,
         "body": dict(draft.body),
+        # What the device knew at sealing: clock trust, registry age, HQ address, filing.
+        "context": context_for(store, draft.body),
     }
     canonical = canonical_json(envelope)
     digest = sha256_hex(canonical)

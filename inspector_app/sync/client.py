@@ -37,7 +37,7 @@ import certifi
 import httpx
 from pydantic import ValidationError
 
-from inspector_app.store import dbapi, numbering
+from inspector_app.store import dbapi, device_context, numbering
 from inspector_app.store.db import Store, StoreError, utc_now
 from inspector_app.store.sealing import device_key
 from inspector_app.sync.protocol import (
@@ -159,10 +159,19 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def _client(base_url: str, *, transport: httpx.BaseTransport | None,
-            timeout: httpx.Timeout | float, token: str | None = None) -> httpx.Client:
+            timeout: httpx.Timeout | float, token: str | None = None,
+            store: Store | None = None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else None
+    hooks = {"response": [_note_hq_time(store)]} if store is not None else None
     return httpx.Client(base_url=base_url, timeout=timeout, transport=transport,
-                        headers=headers, verify=_tls_context())
+                        headers=headers, verify=_tls_context(), event_hooks=hooks)
+
+
+def _note_hq_time(store: Store) -> Any:
+    """Every HQ answer's Date header is the last HQ time seen (trusted-time check)."""
+    def hook(response: httpx.Response) -> None:
+        device_context.note_hq_time(response.headers.get("date"))
+    return hook
 
 
 def _base_url(hq_url: str) -> str:
@@ -207,7 +216,7 @@ def enrol(
     request = EnrolRequest(code=code.strip(), public_key=key.public_key_b64(),
                            device_name=(device_name or socket.gethostname() or "dispositivo")[:200])
     try:
-        with _client(base, transport=transport, timeout=timeout) as client:
+        with _client(base, transport=transport, timeout=timeout, store=store) as client:
             response = client.post(f"{API_PREFIX}/enrol", json=request.model_dump())
     except httpx.TimeoutException as exc:
         raise SyncError(f"HQ did not answer: {exc}",
@@ -236,6 +245,9 @@ def enrol(
         store.set_meta(META_TOKEN, body.token)
         store.set_meta(META_HQ_URL, base)
         store.set_meta(META_ENROLLED_AT, utc_now())
+        if body.public_url:
+            store.set_meta(device_context.META_PUBLIC_URL, body.public_url.rstrip("/"))
+        device_context.persist_contact(store)
         store.set_meta(META_PULL_CURSOR, "0")
         _add_range(store, rng.series, rng.first, rng.last)
     return EnrolResult(body.device_id, base, rng.series, rng.first, rng.last)
@@ -713,7 +725,8 @@ def sync_once(
     summary = SyncSummary(started_at=utc_now())
     batch_size = max(1, min(batch_size, MAX_PUSH_RECORDS))
     try:
-        with _client(url, transport=transport, timeout=timeout, token=token) as client:
+        with _client(url, transport=transport, timeout=timeout, token=token,
+                     store=store) as client:
             _push_all(store, client, summary, batch_size)
             summary.online = True
             try:
@@ -746,6 +759,7 @@ def sync_once(
         summary.online = True
         summary.error = exc.message_pt
     summary.finished_at = utc_now()
+    device_context.persist_contact(store)
     summary.pending = pending_count(store)
     summary.quarantined = len(quarantined(store))
     _record_run(store, summary)

@@ -124,6 +124,8 @@ class EnrolResponse(_Model):
     device_id: str
     token: str
     number_range: NumberRangeBody
+    # HQ's public address (verification URL printed on documents); older HQs omit it.
+    public_url: str | None = Field(default=None, max_length=500)
 
 
 # --- push -------------------------------------------------------------------------------------

@@ -102,6 +102,9 @@ class Settings:
     # /api/v1/docs (Swagger UI from a CDN) and /api/v1/openapi.json: off in production.
     api_docs: bool = False
 
+    # The public address documents print for verification (QR and "Verifique em"),
+    # e.g. https://fiscalizacao.example.gov.br; "" = the address a device enrolled at.
+    public_url: str = ""
     blob_backend: str = "folder"
     s3: S3Settings | None = None
 
@@ -128,8 +131,12 @@ class Settings:
         blobs = blob_dir or (
             Path(os.environ["HQ_BLOB_DIR"]) if os.environ.get("HQ_BLOB_DIR") else base / "blobs"
         )
+        public = os.environ.get("HQ_PUBLIC_URL", "").strip()
+        if public and not public.startswith(("http://", "https://")):
+            raise ValueError(f"HQ_PUBLIC_URL must be an http(s) URL, not {public!r}")
         backend = os.environ.get("HQ_BLOB_STORE", "folder").strip().lower() or "folder"
         return cls(database_url=url, blob_dir=Path(blobs), blob_backend=backend,  # type: ignore[arg-type]
+                   public_url=public,
                    s3=S3Settings.from_env(base) if backend == "s3" else None,
                    **limits_from_env())
 

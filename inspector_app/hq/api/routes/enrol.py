@@ -31,7 +31,7 @@ def post_enrol(body: EnrolRequest, request: Request, state: StateDep) -> EnrolRe
     address = client_address(request)
     wait = state.enrol_limiter.blocked_for(address)
     try:
-        return enrol(state.engine, body, address=address)
+        answer = enrol(state.engine, body, address=address)
     except EnrolError as exc:
         if not exc.counts:
             raise HTTPException(status_code=exc.status, detail=exc.detail) from None
@@ -43,3 +43,7 @@ def post_enrol(body: EnrolRequest, request: Request, state: StateDep) -> EnrolRe
                 headers={"Retry-After": str(math.ceil(wait))},
             ) from None
         raise HTTPException(status_code=exc.status, detail=exc.detail) from None
+    # The address printed on documents and in their QR: HQ's public URL when configured
+    # (HQ_PUBLIC_URL), else the address this device reached HQ at.
+    public = state.settings.public_url or str(request.base_url)
+    return answer.model_copy(update={"public_url": public.rstrip("/")})
