@@ -98,6 +98,7 @@ class Session:
     matricula: str
     name: str
     role: str
+    organ: str | None = None
 
 
 def _load_login_state(store: Store, matricula: str) -> LoginState:
@@ -142,12 +143,13 @@ def login(
     left, lockout with the time to wait, stale offline login, clock set back).
     """
     row = store.conn.execute(
-        "SELECT name, role, password_hash, active FROM ref_inspectors WHERE matricula = ?",
+        "SELECT name, role, password_hash, active, organ FROM ref_inspectors "
+        "WHERE matricula = ?",
         [matricula.strip()],
     ).fetchone()
     if row is None or not row[3]:
         raise ServiceError("matricula", "Matrícula não cadastrada ou inativa neste dispositivo.")
-    name, role, password_hash, _active = row
+    name, role, password_hash, _active, organ = row
     when = now or dt.datetime.now(dt.UTC)
     result = attempt_login(
         state=_load_login_state(store, matricula),
@@ -162,7 +164,74 @@ def login(
         _save_login_state(store, matricula, result.state)
     if not result.ok:
         raise ServiceError("password", result.message_pt)
-    return Session(matricula=matricula, name=name, role=role)
+    return Session(matricula=matricula, name=name, role=role, organ=organ)
+
+
+def reauthenticate(*, store: Store, session: Session, password: str,
+                   now: dt.datetime | None = None) -> None:
+    """Ask the signed-in person's password again before a signing act (a supervisor's
+    cancellation): the same check and lockout counter as the login. Raises
+    :class:`ServiceError` (field ``password``) when it is wrong or missing."""
+    if not password:
+        raise ServiceError("password", "Digite a sua senha para confirmar este ato.")
+    try:
+        again = login(store=store, matricula=session.matricula, password=password, now=now)
+    except ServiceError as exc:
+        raise ServiceError("password", f"Senha não confirmada: {exc.message_pt}") from None
+    if again.role != session.role:
+        raise ServiceError("password", "O perfil desta matrícula mudou: entre de novo.")
+
+
+# --- packs and numbering by órgão ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackOffer:
+    """The packs offered to the signed-in inspector (their órgão's) and the one preselected."""
+
+    listings: tuple[Any, ...]
+    preselected: str | None
+    # pack id → the "start of the day's operation" question, or None when the pack has no
+    # ground that depends on it (never a DF-only checkbox for a Juiz de Fora inspection)
+    start_of_operation: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+
+
+def packs_for_session(*, session: Session | None) -> PackOffer:
+    """Packs of the inspector's órgão (a Juiz de Fora inspector sees JF_1972 preselected,
+    never a DF pack); the first in force is preselected, else the first."""
+    from inspector_app.domain.organs import (
+        PackChoice,
+        packs_for_organ,
+        start_of_operation_label,
+    )
+    from inspector_app.packs import list_packs
+
+    good = [listing for listing in list_packs() if not listing.problems]
+    choices = [PackChoice(listing.id, get_pack(listing.id).meta.jurisdiction, listing.organ)
+               for listing in good]
+    offered = packs_for_organ(session.organ if session else None, choices)
+    listings = tuple(listing for listing in good if listing.id in offered)
+    in_force = [listing.id for listing in listings if listing.status == "in_force"]
+    first = in_force[0] if in_force else (listings[0].id if listings else None)
+    questions = {listing.id: start_of_operation_label(
+        get_pack(listing.id).measure.grounds.values()) for listing in listings}
+    return PackOffer(listings, first, questions)
+
+
+def prepare_demo_numbering(*, store: Store) -> list[str]:
+    """Demo setup: the device id and a demo number range per jurisdiction of the packs
+    installed (each órgão its own series), so nothing claims the numbering is exhausted
+    before the first seal. Returns the series created."""
+    from inspector_app.packs import list_packs
+    from inspector_app.store.sealing import ensure_device
+
+    store.require_writable()
+    ensure_device(store)
+    jurisdictions = [get_pack(listing.id).meta.jurisdiction
+                     for listing in list_packs() if not listing.problems]
+    with store.atomic():
+        made = numbering.ensure_demo_ranges(store, jurisdictions)
+    return [r.series for r in made]
 
 
 def _require(session: Session, action: str) -> None:
@@ -527,7 +596,7 @@ def seal_inspection(
     base = {
         "pack": {"id": pack.id, "version": insp.pack_version, "hash": insp.pack_hash,
                  "status": pack.meta.status, "organ": pack.meta.organ,
-                 "organ_name": pack.meta.organ_name},
+                 "organ_name": pack.meta.organ_name, "jurisdiction": pack.meta.jurisdiction},
         "agent": {"matricula": session.matricula, "name": session.name},
         "occurred_at": insp.occurred_at,
         "location": {"type": insp.location_type, "place": insp.place,
