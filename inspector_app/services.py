@@ -872,6 +872,31 @@ def records_sealed(*, store: Store, since: dt.datetime) -> list[SealedRecord]:
     return [load_record(store, str(r[0])) for r in rows]
 
 
+@dataclass(frozen=True)
+class Cancellation:
+    """The record that cancelled another: shown and printed with the cancelled one."""
+
+    record_id: str
+    number: str
+    created_at: str
+    reason: str
+
+    def as_mark(self) -> dict[str, str]:
+        return {"number": self.number, "created_at": self.created_at}
+
+
+def cancellation_of(*, store: Store, record_id: str) -> Cancellation | None:
+    """The cancelamento that refers to ``record_id``, or None while it stands."""
+    row = store.conn.execute(
+        "SELECT id FROM records WHERE kind = 'cancelamento' AND refers_to = ? "
+        "ORDER BY journal_seq LIMIT 1", [record_id]).fetchone()
+    if row is None:
+        return None
+    cancel = load_record(store, str(row[0]))
+    return Cancellation(cancel.id, cancel.display_number, cancel.created_at,
+                        str(cancel.envelope.get("body", {}).get("reason", "")))
+
+
 def cancelled_record_ids(*, store: Store) -> set[str]:
     rows = store.conn.execute(
         "SELECT refers_to FROM records WHERE kind = 'cancelamento' AND refers_to IS NOT NULL"
@@ -893,11 +918,16 @@ def print_count(*, store: Store, record_id: str, copy: str) -> int:
     return int(row[0])
 
 
-def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) -> SealResult:
-    """Cancel a sealed document by a new linked record (supervisor, with a reason)."""
+def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str,
+                password: str) -> SealResult:
+    """Cancel a sealed document by a new linked record (supervisor, with a reason).
+
+    A signing act: the supervisor's password is asked again at that moment
+    (:func:`reauthenticate`; a wrong one counts towards the login lockout)."""
     _require(session, "cancel_auto")
     why = _reason("reason", reason, "o motivo do cancelamento")
     target = _record_or_error(store, record_id)
+    reauthenticate(store=store, session=session, password=password)
     if target.kind in ("cancelamento", "numero_anulado"):
         raise ServiceError("record_id", "Este registro não pode ser cancelado.")
     done = store.conn.execute(
@@ -910,7 +940,8 @@ def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) 
         "pack": env.get("body", {}).get("pack"),
         "cancelled_number": target.display_number, "cancelled_kind": target.kind,
         "cancelled_sha256": target.sha256, "reason": why,
-        "supervisor": {"matricula": session.matricula, "name": session.name},
+        "supervisor": {"matricula": session.matricula, "name": session.name,
+                       "reauthenticated": True},
     }, refers_to=record_id, plate_key=env.get("plate_key"), holder_id=env.get("holder_id"),
         occurred_on=dt.date.today().isoformat())])
     return SealResult(tuple(sealed), None, ())
@@ -974,8 +1005,9 @@ def render_record(
     *, store: Store, record_id: str, layout: str = "a4", copy: str = "1",
     reprint_number: int | None = None, sign: bool = True,
 ) -> RenderedDocument:
-    """The PDF of a sealed record, rendered only from the record, PAdES-signed with the
-    device certificate and archived with the record (content-addressed)."""
+    """The PDF of a sealed record, rendered only from the record (and, for a cancelled one,
+    the cancelling record's number and date on every page), PAdES-signed with the device
+    certificate and archived with the record (content-addressed)."""
     from inspector_app.documents import archive_pdf, next_reprint_number, render_document
     from inspector_app.documents.pades import sign_pdf
     from inspector_app.security.certificates import load_or_create_device_certificate
@@ -988,9 +1020,13 @@ def render_record(
         raise ServiceError("copy", "Via inválida (1ª ou 2ª).")
     k = next_reprint_number(store, record.id, copy) if reprint_number is None else reprint_number
     demo = (record.series or "").startswith("DEMO-")
+    # A cancelled record is never printed unmarked: every page says CANCELADO, with the
+    # cancelling record's number and date (a reprint included).
+    cancelled = cancellation_of(store=store, record_id=record.id)
     pdf = render_document(record, blob_dir=store.blob_dir,
                           layout=cast(Literal["a4", "80mm"], layout),
-                          copy=cast(Literal["1", "2"], copy), reprint_number=k, demo=demo)
+                          copy=cast(Literal["1", "2"], copy), reprint_number=k, demo=demo,
+                          cancellation=cancelled.as_mark() if cancelled else None)
     if sign:
         key = device_key(store)
         pack = record.envelope.get("body", {}).get("pack") or {}

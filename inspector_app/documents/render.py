@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -63,13 +63,16 @@ def render_document(
     reprint_number: int = 0,
     demo: bool = False,
     verify_base_url: str = DEFAULT_VERIFY_BASE_URL,
+    cancellation: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The PDF of ``record`` (any kind in :data:`DOCUMENT_KINDS`); raises ValueError otherwise.
 
     ``copy`` "1" is the autuado's copy, "2" the órgão's (it adds a contra-recibo);
     ``reprint_number`` k > 0 prints "2ª VIA – reimpressão n.º k"; ``demo`` marks every
-    page "DEMONSTRAÇÃO". Thumbnails and signature PNGs are read from ``blob_dir`` and
-    embedded only when their SHA-256 still matches the record.
+    page "DEMONSTRAÇÃO"; ``cancellation`` (the cancelling record's ``number`` and
+    ``created_at``) marks every page "CANCELADO pelo registro n.º … em …". Thumbnails and
+    signature PNGs are read from ``blob_dir`` and embedded only when their SHA-256 still
+    matches the record.
     """
     if record.kind not in STORIES:
         raise ValueError(f"no document layout for record kind {record.kind!r}")
@@ -91,6 +94,7 @@ def render_document(
         qr=ImageReader(io.BytesIO(qr_png(record.verification_code,
                                          verify_base_url=verify_base_url))),
         url=url,
+        cancellation=dict(cancellation) if cancellation else None,
     )
     story = STORIES[record.kind](ctx)
     if layout == "a4":
@@ -169,6 +173,8 @@ def _build_a4(ctx: DocContext, story: Sequence[Flowable]) -> bytes:
 
 
 def _a4_watermark(canvas: Canvas, doc: BaseDocTemplate, *, ctx: DocContext) -> None:
+    if ctx.cancellation:
+        _a4_cancelled_watermark(canvas)
     if not ctx.demo:
         return
     width, height = A4
@@ -178,6 +184,17 @@ def _a4_watermark(canvas: Canvas, doc: BaseDocTemplate, *, ctx: DocContext) -> N
     canvas.translate(width / 2, height / 2)
     canvas.rotate(50)
     canvas.drawCentredString(0, 0, sec.DEMO_LABEL)
+    canvas.restoreState()
+
+
+def _a4_cancelled_watermark(canvas: Canvas) -> None:
+    width, height = A4
+    canvas.saveState()
+    canvas.setFillColorRGB(0.96, 0.80, 0.80)
+    canvas.setFont(fonts.SANS_BOLD, 88)
+    canvas.translate(width / 2, height / 2)
+    canvas.rotate(-50)
+    canvas.drawCentredString(0, -30, sec.CANCELLED_LABEL)
     canvas.restoreState()
 
 
@@ -192,12 +209,16 @@ def _a4_header(c: Canvas, ctx: DocContext) -> None:
     x0, x1 = A4_MARGIN_X, width - A4_MARGIN_X
     pack = ctx.section("pack")
     c.saveState()
-    if ctx.demo:
+    bands = [sec.DEMO_BAND] if ctx.demo else []
+    if ctx.cancellation:  # on every page, with the cancelling record's number and date
+        bands.append(sec.cancelled_line(ctx))
+    if bands:
+        band = " · ".join(bands)
         c.setFillColor(ALERT)
         c.rect(x0, height - 26, x1 - x0, 15, stroke=0, fill=1)
         c.setFillColorRGB(1, 1, 1)
-        c.setFont(fonts.SANS_BOLD, 9)
-        c.drawCentredString(width / 2, height - 22, sec.DEMO_BAND)
+        c.setFont(fonts.SANS_BOLD, _fit(band, fonts.SANS_BOLD, 9, x1 - x0 - 8))
+        c.drawCentredString(width / 2, height - 22, band)
     copy_label = sec.COPY_LABELS[ctx.copy]
     c.setFont(fonts.SANS_BOLD, 9)
     box_w = stringWidth(copy_label, fonts.SANS_BOLD, 9) + 10
@@ -278,6 +299,8 @@ def _a4_footer(c: Canvas, ctx: DocContext, page: int, total: int) -> None:
         parts.append(sec.reprint_label(ctx.reprint_number))
     if ctx.demo:
         parts.append(sec.DEMO_LABEL)
+    if ctx.cancellation:
+        parts.append(sec.CANCELLED_LABEL)
     parts.append(f"página {page} de {total}")
     c.drawRightString(x1, bottom, " – ".join(parts))
     c.restoreState()

@@ -46,6 +46,19 @@ REFUSED = "O condutor recusou-se a assinar."
 ABSENT = "Condutor ausente: não assinou."
 
 
+CANCELLED_LABEL = "CANCELADO"
+
+
+def cancelled_line(ctx: DocContext) -> str:
+    """"CANCELADO pelo registro n.º X em dd/mm/aaaa hh:mm (UTC−03:00)", or "" when the
+    record stands."""
+    c = ctx.cancellation
+    if not c:
+        return ""
+    return (f"{CANCELLED_LABEL} pelo registro n.º {fmt.text(c.get('number'))} em "
+            f"{fmt.datetime_br(c.get('created_at'))}")
+
+
 def reprint_label(reprint_number: int) -> str:
     return f"2ª VIA – reimpressão n.º {reprint_number}" if reprint_number > 0 else ""
 
@@ -473,6 +486,8 @@ def roll_header(ctx: DocContext) -> Story:
     out: Story = []
     if ctx.demo:
         out.append(Band(DEMO_BAND, st.body))
+    if ctx.cancellation:
+        out.append(Band(cancelled_line(ctx), st.body))
     if pack.get("organ_name"):
         out.append(txt(bold(str(pack["organ_name"])), st.center))
     if pack.get("organ"):
@@ -492,6 +507,8 @@ def roll_footer(ctx: DocContext) -> Story:
     qr = QrImage(ctx.qr, 30 * mm)
     qr.hAlign = "CENTER"
     out: Story = [heading(ctx, "Verificação"), qr, *verification_lines(ctx)]
+    if ctx.cancellation:
+        out.append(Band(cancelled_line(ctx), st.body))
     if ctx.demo:
         out.append(Band(DEMO_BAND, st.body))
     out.append(Spacer(1, ROLL_MARGIN))
