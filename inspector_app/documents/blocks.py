@@ -44,6 +44,8 @@ class DocContext:
         """What the device knew at sealing (clock, registry, filing); {} on old records."""
         value = self.record.envelope.get("context")
         return value if isinstance(value, Mapping) else {}
+    # The record that cancelled this one ({"number", "created_at"}): every page is marked.
+    cancellation: Mapping[str, Any] | None = None
 
     @property
     def body(self) -> Mapping[str, Any]:
@@ -118,7 +120,10 @@ class Band(Flowable):  # type: ignore[misc]
 
     def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
         self.width = avail_width
-        self.height = self.style.size * 1.8
+        # A label wider than the band wraps onto more lines (never clipped).
+        self.lines = wrap_plain(self.label, self.style.bold_font, self.style.size,
+                                max(avail_width - 6, 10)) or [self.label]
+        self.height = self.style.size * (1.8 + 1.25 * (len(self.lines) - 1))
         return self.width, self.height
 
     def draw(self) -> None:
@@ -133,8 +138,11 @@ class Band(Flowable):  # type: ignore[misc]
             c.rect(0, 0, self.width, self.height, stroke=0, fill=1)
             c.setFillColorRGB(1, 1, 1)
         c.setFont(self.style.bold_font, self.style.size)
-        c.drawCentredString(self.width / 2, self.height * 0.5 - self.style.size * 0.36,
-                            self.label)
+        size = self.style.size
+        y = self.height - size * 0.9 - size * 0.36
+        for line in self.lines:
+            c.drawCentredString(self.width / 2, y, line)
+            y -= size * 1.25
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -64,6 +64,7 @@ def render_document(
     verify_base_url: str | None = None,
     printed_on: dt.date | None = None,
     roll_width_mm: int = 72,
+    cancellation: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The PDF of ``record`` (any kind in :data:`DOCUMENT_KINDS`); raises ValueError otherwise.
 
@@ -76,7 +77,8 @@ def render_document(
     Every time prints in the órgão's legal zone (the pack's, Brasília by default). The
     verification address is ``verify_base_url``, else HQ's public address sealed with the
     record; with neither, only the code is printed. ``roll_width_mm`` is the thermal
-    printer's printable width (48, 64 or 72 mm).
+    printer's printable width (48, 64 or 72 mm). ``cancellation`` (the cancelling record's
+    ``number`` and ``created_at``) marks every page "CANCELADO pelo registro n.º … em …".
     """
     if record.kind not in STORIES:
         raise ValueError(f"no document layout for record kind {record.kind!r}")
@@ -108,6 +110,7 @@ def render_document(
         tz=tz,
         printed_on=printed_on.strftime("%d/%m/%Y"),
         verify_known=bool(url),
+        cancellation=dict(cancellation) if cancellation else None,
     )
     story = STORIES[record.kind](ctx)
     if layout == "a4":
@@ -208,6 +211,8 @@ def _build_a4(ctx: DocContext, story: Sequence[Flowable]) -> bytes:
 
 
 def _a4_watermark(canvas: Canvas, doc: BaseDocTemplate, *, ctx: DocContext) -> None:
+    if ctx.cancellation:
+        _a4_cancelled_watermark(canvas)
     if not ctx.demo:
         return
     width, height = A4
@@ -217,6 +222,17 @@ def _a4_watermark(canvas: Canvas, doc: BaseDocTemplate, *, ctx: DocContext) -> N
     canvas.translate(width / 2, height / 2)
     canvas.rotate(50)
     canvas.drawCentredString(0, 0, sec.DEMO_LABEL)
+    canvas.restoreState()
+
+
+def _a4_cancelled_watermark(canvas: Canvas) -> None:
+    width, height = A4
+    canvas.saveState()
+    canvas.setFillColorRGB(0.96, 0.80, 0.80)
+    canvas.setFont(fonts.SANS_BOLD, 88)
+    canvas.translate(width / 2, height / 2)
+    canvas.rotate(-50)
+    canvas.drawCentredString(0, -30, sec.CANCELLED_LABEL)
     canvas.restoreState()
 
 
@@ -231,12 +247,16 @@ def _a4_header(c: Canvas, ctx: DocContext) -> None:
     x0, x1 = A4_MARGIN_X, width - A4_MARGIN_X
     pack = ctx.section("pack")
     c.saveState()
-    if ctx.demo:
+    bands = [sec.DEMO_BAND] if ctx.demo else []
+    if ctx.cancellation:  # on every page, with the cancelling record's number and date
+        bands.append(sec.cancelled_line(ctx))
+    if bands:
+        band = " · ".join(bands)
         c.setFillColor(ALERT)
         c.rect(x0, height - 26, x1 - x0, 15, stroke=0, fill=1)
         c.setFillColorRGB(1, 1, 1)
-        c.setFont(fonts.SANS_BOLD, 9)
-        c.drawCentredString(width / 2, height - 22, sec.DEMO_BAND)
+        c.setFont(fonts.SANS_BOLD, _fit(band, fonts.SANS_BOLD, 9, x1 - x0 - 8))
+        c.drawCentredString(width / 2, height - 22, band)
     copy_label = sec.copy_label(ctx)
     c.setFont(fonts.SANS_BOLD, 9)
     box_w = stringWidth(copy_label, fonts.SANS_BOLD, 9) + 10
@@ -318,6 +338,8 @@ def _a4_footer(c: Canvas, ctx: DocContext, page: int, total: int) -> None:
         parts.append(sec.reprint_label(ctx.reprint_number, ctx.printed_on))
     if ctx.demo:
         parts.append(sec.DEMO_LABEL)
+    if ctx.cancellation:
+        parts.append(sec.CANCELLED_LABEL)
     parts.append(f"página {page} de {total}")
     c.drawRightString(x1, bottom, " – ".join(parts))
     c.restoreState()

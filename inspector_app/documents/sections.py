@@ -75,6 +75,19 @@ def is_autuacao(ctx: DocContext) -> bool:
     return False
 
 
+CANCELLED_LABEL = "CANCELADO"
+
+
+def cancelled_line(ctx: DocContext) -> str:
+    """"CANCELADO pelo registro n.º X em dd/mm/aaaa hh:mm (UTC−03:00)", or "" when the
+    record stands."""
+    c = ctx.cancellation
+    if not c:
+        return ""
+    return (f"{CANCELLED_LABEL} pelo registro n.º {fmt.text(c.get('number'))} em "
+            f"{fmt.datetime_br(c.get('created_at'))}")
+
+
 def as_map(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
@@ -751,6 +764,8 @@ def roll_header(ctx: DocContext) -> Story:
     out: Story = []
     if ctx.demo:
         out.append(Band(DEMO_BAND, st.body, mono=st.mono))
+    if ctx.cancellation:
+        out.append(Band(cancelled_line(ctx), st.body, mono=st.mono))
     if pack.get("organ_name"):
         out.append(txt(bold(str(pack["organ_name"])), st.center))
     if pack.get("organ"):
@@ -771,6 +786,8 @@ def roll_footer(ctx: DocContext) -> Story:
     qr = QrImage(ctx.qr, 30 * mm)
     qr.hAlign = "CENTER"
     out: Story = [heading(ctx, "Verificação"), qr, *verification_lines(ctx)]
+    if ctx.cancellation:
+        out.append(Band(cancelled_line(ctx), st.body, mono=st.mono))
     if ctx.demo:
         out.append(Band(DEMO_BAND, st.body, mono=st.mono))
     out.append(Spacer(1, ROLL_MARGIN))

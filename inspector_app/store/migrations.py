@@ -274,4 +274,17 @@ def m0005_i14a_pull_quarantine(db: Database) -> None:
         db.execute(statement)
 
 
+# Each órgão keeps its own number series (issue 11): a range may be tied to one jurisdiction
+# (the pack's ``jurisdiction``, e.g. "DF", "JF"); NULL serves any (HQ ranges as received).
+_SCHEMA_0005_I11B = [
+    "ALTER TABLE number_ranges ADD COLUMN jurisdiction TEXT",
+]
+
+
+@migrations(name="0005_i11b_range_jurisdiction")
+def m0005_i11b_range_jurisdiction(db: Database) -> None:
+    for statement in _SCHEMA_0005_I11B:
+        db.execute(statement)
+
+
 KNOWN_MIGRATIONS = tuple(m.name for m in migrations._migrations)

@@ -163,14 +163,35 @@ class PlaceStep(QWidget):
         form.addRow(_form_label("Local (&endereço):", self.place), self.place)
         form.addRow(_form_label("La&titude:", self.latitude), coords)
         form.addRow(QLabel(""), self.start_of_operation)
+        self.pack.currentIndexChanged.connect(lambda _i: self._pack_changed())
 
-    def set_packs(self, listings: list[Any]) -> None:
+    def set_packs(self, listings: list[Any], preselected: str | None = None,
+                  start_questions: dict[str, str | None] | None = None) -> None:
+        """The packs of the inspector's órgão (``services.packs_for_session``), the
+        preselected one chosen; the start-of-operation question only for a pack that has
+        a ground depending on it."""
+        self._start_questions = dict(start_questions or {})
         self.pack.clear()
         for listing in listings:
             if listing.problems:
                 continue
             status = "" if listing.status == "in_force" else " (histórico)"
             self.pack.addItem(f"{listing.id} – {listing.title}{status}", listing.id)
+        index = self.pack.findData(preselected) if preselected else -1
+        if index >= 0:
+            self.pack.setCurrentIndex(index)
+        self._pack_changed()
+
+    def _pack_changed(self) -> None:
+        questions = getattr(self, "_start_questions", None)
+        if questions is None:
+            return
+        label = questions.get(self.pack.currentData())
+        self.start_of_operation.setVisible(label is not None)
+        if label is None:
+            self.start_of_operation.setChecked(False)
+        else:
+            self.start_of_operation.setText(label)
 
     def _kind_changed(self, vistoria: bool) -> None:
         key = "patio_vistoria" if vistoria else "terminal"
@@ -701,16 +722,17 @@ class InspectionWizard(QWidget):
 
     def start_new(self) -> None:
         """Load the packs (store worker) for a new inspection."""
-        from inspector_app.packs import list_packs
-
         self._set_busy(True)
+        session = self.ctx.session
 
-        def loaded(listings: list[Any]) -> None:
+        def loaded(offer: Any) -> None:
             self._set_busy(False)
-            self.place_step.set_packs(listings)
+            self.place_step.set_packs(list(offer.listings), offer.preselected,
+                                      dict(offer.start_of_operation))
             self.place_step.place.setFocus()
 
-        self.ctx.tasks.run_store(lambda _store: list_packs(), loaded, self._failed, owner=self)
+        self.ctx.tasks.run_store(lambda _store: services.packs_for_session(session=session),
+                                 loaded, self._failed, owner=self)
 
     def resume(self, inspection_id: str) -> None:
         """Reopen an open inspection at the checklist with every saved answer."""

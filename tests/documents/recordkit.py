@@ -220,7 +220,7 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
 
     # Cancellation of the Juiz de Fora auto by a supervisor.
     sealed = services.cancel_auto(
-        store=store, session=SUPERVISOR, record_id=records["auto_infracao_jf"].id,
+        password="demo1004", store=store, session=SUPERVISOR, record_id=records["auto_infracao_jf"].id,
         reason="Auto lavrado com a placa de outro veículo da mesma empresa.",
     )
     records["cancelamento"] = sealed.records[0]
