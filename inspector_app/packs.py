@@ -55,7 +55,7 @@ KEYS: dict[str, frozenset[str]] = {
         "checklist.toml": "sections items",
         "section": "id label",
         "item": "id section label criterion kind fail fail_options retention retention_possible "
-        "withdrawal evidence requires_facts ctb_overlay informative note",
+        "withdrawal evidence requires_facts ctb_overlay informative note value_label",
         "vehicle.toml": "checks",
         "check": "id kind parameters item fail retention withdrawal basis note",
         "parameters.toml": "parameters tables",
@@ -459,6 +459,7 @@ def _parse_checklist(
             ctb_overlay=r.text(row, "ctb_overlay", where, required=False),
             informative=r.text(row, "informative", where, required=False),
             note=r.text(row, "note", where, required=False),
+            value_label=r.text(row, "value_label", where, required=False),
         )
     if not items:
         r.problem("items", "the checklist has no items")

@@ -456,6 +456,28 @@ def attach_photo(*, store: Store, inspection_id: str, source: Path,
     })
 
 
+def remove_photo(*, store: Store, inspection_id: str, photo_id: int) -> None:
+    """Take a photo out of an open inspection (a photo taken by mistake); the sealed record
+    will not name it. Once sealed, photos are part of the legal record and stay."""
+    insp = repo.get_inspection(store, inspection_id) if _exists(store, inspection_id) else None
+    if insp is None:
+        raise ServiceError("inspection_id", "Inspeção não encontrada.")
+    if insp.status == "sealed":
+        raise ServiceError("photo", "A inspeção já foi selada: suas fotos fazem parte do "
+                                    "registro e não podem ser removidas.")
+    if insp.status != "open":
+        raise ServiceError("photo", "A inspeção foi encerrada: suas fotos não podem mais "
+                                    "ser alteradas.")
+    if not any(p.id == photo_id for p in repo.photos(store, inspection_id)):
+        raise ServiceError("photo", "Foto não encontrada nesta inspeção (já removida?).")
+    repo.remove_photo(store, inspection_id, photo_id)
+
+
+def _exists(store: Store, inspection_id: str) -> bool:
+    return store.conn.execute("SELECT 1 FROM inspections WHERE id = ?",
+                              [inspection_id]).fetchone() is not None
+
+
 def record_signature(
     *, store: Store, inspection_id: str, role: str, status: str,
     strokes: Sequence[Sequence[tuple[float, float]]] | None = None,

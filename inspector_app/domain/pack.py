@@ -175,6 +175,7 @@ class ChecklistItem:
     ctb_overlay: str = ""
     informative: str = ""
     note: str = ""
+    value_label: str = ""  # count/date items: what the value is ("Fim da vigência da apólice")
 
     @property
     def allowed_rules(self) -> tuple[str, ...]:

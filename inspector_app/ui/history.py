@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app import services
+from inspector_app.domain.fieldtext import plate_display
 from inspector_app.domain.identity import IdentityError, parse_plate
 from inspector_app.ui import queries
 from inspector_app.ui.context import AppContext
@@ -85,7 +86,7 @@ def search_records(store: Any, text: str, holder: str = "",
     if not found:
         criteria = []
         if plate:
-            criteria.append(f"placa {plate.upper()}")
+            criteria.append(f"placa {plate_display(plate)}")
         if holder:
             criteria.append(f"permissionário \"{holder}\"")
         if day:
@@ -120,7 +121,7 @@ def describe_record(record: Any, cancelled: Any) -> str:
     vehicle = body.get("vehicle") or {}
     if vehicle:
         holder = vehicle.get("holder_name") or "não cadastrado"
-        rows.append(("Veículo", f"{vehicle.get('plate', '—')} – {holder}"))
+        rows.append(("Veículo", f"{plate_display(vehicle.get('plate')) or '—'} – {holder}"))
     location = body.get("location") or {}
     if location:
         rows.append(("Local", f"{LOCATION_LABELS.get(location.get('type'), '')}: "
