@@ -21,7 +21,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,7 @@ _BUNDLE_MEMORY = 16 * 1024 * 1024
 _COMMIT_THREADS = 8
 
 PartStatus = Literal["stored", "present", "refused"]
+Admit = Callable[[str, int], "str | None"]
 
 
 @dataclass
@@ -122,11 +123,13 @@ class BlobStore:
                 os.unlink(tmp_name)
 
     async def put_bundle(self, chunks: AsyncIterator[bytes], *, max_bytes: int,
-                         max_parts: int) -> list[tuple[str, PartStatus, str | None]]:
+                         max_parts: int, admit: Admit | None = None,
+                         ) -> list[tuple[str, PartStatus, str | None]]:
         """Store every file of the streamed bundle; ``(sha256, status, reason)`` per part,
         in order. Raises :class:`BlobError` (400) for a body that is empty, not framed as a
         bundle, truncated, or has more than ``max_parts`` parts; files before the fault
-        that arrived whole and verified are kept all the same."""
+        that arrived whole and verified are kept all the same. ``admit(sha256, size)``
+        (the device's quota) may refuse a new file from its header: it returns the reason."""
         answers: list[tuple[str, PartStatus, str | None]] = []
         verified: dict[str, _Part] = {}  # to write (or rename) into place at the end
         in_memory = 0  # bytes of this bundle's files held in memory
@@ -148,7 +151,7 @@ class BlobStore:
                         if len(answers) >= max_parts:
                             raise BlobError(400, f"pacote com mais de {max_parts} arquivos")
                         part = self._open_part(bytes(header), max_bytes, len(answers) + 1,
-                                               verified, in_memory)
+                                               verified, in_memory, admit)
                         if part.memory is not None:
                             in_memory += part.size
                         header.clear()
@@ -171,7 +174,8 @@ class BlobStore:
         return answers
 
     def _open_part(self, header: bytes, max_bytes: int, index: int,
-                   verified: dict[str, _Part], in_memory: int) -> _Part:
+                   verified: dict[str, _Part], in_memory: int,
+                   admit: Admit | None = None) -> _Part:
         match = _PART_HEADER.fullmatch(header)
         if match is None:
             raise BlobError(400, f"parte {index} do pacote sem cabeçalho '<sha256> <tamanho>'")
@@ -180,6 +184,8 @@ class BlobStore:
             part.decided = ("refused", f"arquivo maior que o limite de {max_bytes} bytes")
         elif part.sha256 in verified or self.has(part.sha256):
             part.decided = ("present", None)  # named by its hash: what is here is the same
+        elif admit is not None and (reason := admit(part.sha256, part.size)) is not None:
+            part.decided = ("refused", reason)
         if part.decided is not None:
             part.memory = None
         elif part.size > _SPILL_BYTES or in_memory + part.size > _BUNDLE_MEMORY:
