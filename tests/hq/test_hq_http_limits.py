@@ -133,6 +133,7 @@ def test_a_revoked_device_is_refused_403_before_its_body(hq, device):
     (f"{API_PREFIX}/blobs/missing", "POST", "64 KiB"),
     (f"{API_PREFIX}/blobs/bundle", "POST", "1 MiB"),
     (f"{API_PREFIX}/enrol", "POST", "64 KiB"),
+    (f"{API_PREFIX}/verify/X", "GET", "64 KiB"),
 ])
 def test_a_5_gb_content_length_is_answered_413_at_once_naming_the_limit(hq, device, path,
                                                                          method, limit):
