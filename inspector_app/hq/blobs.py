@@ -29,7 +29,7 @@ import os
 import re
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +52,7 @@ _BUNDLE_MEMORY = 16 * 1024 * 1024
 _COMMIT_THREADS = 8
 
 PartStatus = Literal["stored", "present", "refused"]
+Admit = Callable[[str, int], "str | None"]
 
 
 @dataclass
@@ -176,11 +177,13 @@ class BlobStore(ABC):
                 os.unlink(tmp_name)
 
     async def put_bundle(self, chunks: AsyncIterator[bytes], *, max_bytes: int,
-                         max_parts: int) -> list[tuple[str, PartStatus, str | None]]:
+                         max_parts: int, admit: Admit | None = None,
+                         ) -> list[tuple[str, PartStatus, str | None]]:
         """Store every file of the streamed bundle; ``(sha256, status, reason)`` per part,
         in order. Raises :class:`BlobError` (400) for a body that is empty, not framed as a
         bundle, truncated, or has more than ``max_parts`` parts; files before the fault
-        that arrived whole and verified are kept all the same."""
+        that arrived whole and verified are kept all the same. ``admit(sha256, size)``
+        (the device's quota) may refuse a new file from its header: it returns the reason."""
         answers: list[tuple[str, PartStatus, str | None]] = []
         verified: dict[str, _Part] = {}  # to write (or rename) into place at the end
         in_memory = 0  # bytes of this bundle's files held in memory
@@ -203,7 +206,8 @@ class BlobStore(ABC):
                             raise BlobError(400, f"pacote com mais de {max_parts} arquivos")
                         sha = self._part_hash(bytes(header), len(answers) + 1)
                         present = sha in verified or await self._has_async(sha)
-                        part = self._open_part(bytes(header), max_bytes, present, in_memory)
+                        part = self._open_part(bytes(header), max_bytes, present, in_memory,
+                                               admit)
                         if part.memory is not None:
                             in_memory += part.size
                         header.clear()
@@ -242,7 +246,7 @@ class BlobStore(ABC):
         return match.group(1).decode("ascii")
 
     def _open_part(self, header: bytes, max_bytes: int, present: bool,
-                   in_memory: int) -> _Part:
+                   in_memory: int, admit: Admit | None = None) -> _Part:
         match = _PART_HEADER.fullmatch(header)
         assert match is not None  # checked by _part_hash
         part = _Part(sha256=match.group(1).decode("ascii"), size=int(match.group(2)))
@@ -250,6 +254,8 @@ class BlobStore(ABC):
             part.decided = ("refused", f"arquivo maior que o limite de {max_bytes} bytes")
         elif present:
             part.decided = ("present", None)  # named by its hash: what is here is the same
+        elif admit is not None and (reason := admit(part.sha256, part.size)) is not None:
+            part.decided = ("refused", reason)
         if part.decided is not None:
             part.memory = None
         elif part.size > _SPILL_BYTES or in_memory + part.size > _BUNDLE_MEMORY:

@@ -196,6 +196,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_blobs_prune(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from inspector_app.hq.blob_quota import prune
+
+    if args.older_than_days < 1:
+        raise CommandError("--older-than-days deve ser pelo menos 1")
+    settings = _settings(args)
+    files, size = prune(_engine(args), open_blob_store(settings),
+                        older_than=dt.timedelta(days=args.older_than_days))
+    print(f"{files} arquivos sem auto removidos ({size} bytes)")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--database-url", default=None,
@@ -223,8 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"))
     p.add_argument("--workers", type=int, default=1,
-                   help="worker processes (default 1; each keeps its own enrolment "
-                   "rate-limit counts)")
+                   help="worker processes (default 1; rate limits are counted in the "
+                   "database, shared by all)")
     p = leaf(sub, "enrol-code", "print a one-time enrolment code", _cmd_enrol_code)
     p.add_argument("--ttl-minutes", type=int, default=60)
     p.add_argument("--series", default="AI", help="talonário series of the first range")
@@ -264,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = leaf(dev_sub, "revoke", "revoke a device (its token is refused)", _cmd_device_revoke)
     p.add_argument("device")
     leaf(dev_sub, "list", "list devices (JSON)", _cmd_device_list)
+
+    blb = sub.add_parser("blobs", help="uploaded files")
+    blb_sub = blb.add_subparsers(dest="blobs_command", required=True, parser_class=_Parser)
+    p = leaf(blb_sub, "prune", "delete files no record references, uploaded more than "
+             "--older-than-days ago (frees the devices' quota)", _cmd_blobs_prune)
+    p.add_argument("--older-than-days", type=int, default=30)
+    p.add_argument("--blob-dir", default=None)
 
     p = leaf(sub, "report", "records per device and number accounting per range", _cmd_report)
     p.add_argument("--json", action="store_true")

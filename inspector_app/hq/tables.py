@@ -171,3 +171,15 @@ rate_events = Table(
     Index("ix_rate_events_bucket_address_at", "bucket", "address", "at"),
     Index("ix_rate_events_at", "at"),
 )
+
+# Who uploaded each file first, and its size: a device's files that no record references
+# yet count against its quota (``blob_quota_bytes`` / ``blob_quota_files``), so one
+# credential cannot fill HQ's disk with files nothing uses (hq/blob_quota.py).
+blob_uploads = Table(
+    "blob_uploads",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("device_id", String(36), ForeignKey("devices.id"), nullable=False, index=True),
+    Column("size", BigInteger, nullable=False),
+    Column("at", String(40), nullable=False),
+)

@@ -494,6 +494,10 @@ def _post(client: httpx.Client, batch: Sequence[PushRecord]) -> list[PushResult]
     except httpx.TransportError as exc:
         raise _Offline(f"{type(exc).__name__}: {exc}") from exc
     _check(response)
+    if response.status_code == 413 and len(batch) > 1:
+        # Larger than HQ takes in one body (HQ_MAX_JSON_BYTES): send it in halves.
+        half = len(batch) // 2
+        return _post(client, batch[:half]) + _post(client, batch[half:])
     if response.status_code != 200:
         raise _Offline(f"HTTP {response.status_code}: {_detail(response)}")
     try:

@@ -133,6 +133,7 @@ def test_a_revoked_device_is_refused_403_before_its_body(hq, device):
     (f"{API_PREFIX}/blobs/missing", "POST", "64 KiB"),
     (f"{API_PREFIX}/blobs/bundle", "POST", "1 MiB"),
     (f"{API_PREFIX}/enrol", "POST", "64 KiB"),
+    (f"{API_PREFIX}/verify/X", "GET", "64 KiB"),
 ])
 def test_a_5_gb_content_length_is_answered_413_at_once_naming_the_limit(hq, device, path,
                                                                          method, limit):
@@ -294,3 +295,45 @@ def test_health_does_not_tell_the_version(hq):
     with hq.client() as client:
         body = client.get(f"{API_PREFIX}/health").json()
     assert body == {"status": "ok", "database": "ok"}
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+
+def test_limits_come_from_hq_variables_and_a_bad_one_is_a_one_line_cli_error(tmp_path, capsys,
+                                                                            monkeypatch):
+    from inspector_app.hq.cli import main
+    from inspector_app.hq.core.config import Settings
+
+    monkeypatch.setenv("HQ_MAX_JSON_BYTES", "4096")
+    monkeypatch.setenv("HQ_TRUSTED_PROXIES", "10.0.0.5, 10.1.0.0/16")
+    monkeypatch.setenv("HQ_API_DOCS", "1")
+    monkeypatch.setenv("HQ_BODY_IDLE_TIMEOUT", "2.5")
+    settings = Settings.from_env(data_dir=tmp_path)
+    assert (settings.max_json_bytes, settings.trusted_proxies, settings.api_docs,
+            settings.body_idle_timeout) == (4096, ("10.0.0.5", "10.1.0.0/16"), True, 2.5)
+    for name, value in (("HQ_MAX_JSON_BYTES", "8 MiB"), ("HQ_TRUSTED_PROXIES", "10.0.0.300")):
+        monkeypatch.setenv(name, value)
+        assert main(["init", "--data-dir", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert "configuração inválida" in err and "Traceback" not in err
+        monkeypatch.delenv(name)
+
+
+def test_anonymous_bodies_do_not_take_the_devices_upload_slots(tmp_path):
+    """Slow enrolment bodies from anyone must not leave the devices without upload slots."""
+    with running_hq("sqlite", tmp_path / "hq", max_concurrent_uploads=2,
+                    body_idle_timeout=10) as hq:
+        device = SimDevice(hq).enrol()
+        socks = []
+        try:
+            for _ in range(4):
+                sock = socket.create_connection(("127.0.0.1", hq.port), timeout=PROMPT)
+                sock.sendall(head("POST", f"{API_PREFIX}/enrol",
+                                  "Content-Type: application/json", "Content-Length: 1000"))
+                socks.append(sock)
+            time.sleep(0.3)
+            assert device.push_one(device.record())["status"] == "accepted"
+        finally:
+            for sock in socks:
+                sock.close()

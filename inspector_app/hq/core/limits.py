@@ -9,7 +9,7 @@ with. What a hostile client cannot do any more (issue 14, findings 4 and 14):
 * hold a request open: a head must be complete within ``header_timeout`` (the protocol
   class below), a body must not pause longer than ``body_idle_timeout`` nor last longer than
   ``body_total_timeout`` (408); every open connection counts against ``limit_concurrency``;
-* read many bodies at once: at most ``max_concurrent_uploads`` bodies in all and
+* read many bodies at once: at most ``max_concurrent_uploads`` device bodies in all and
   ``max_uploads_per_device`` per device are read at a time (503 with Retry-After);
 * frame the public pages or sniff their type: every answer carries a Content-Security-Policy,
   ``X-Frame-Options: DENY``, ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy``.
@@ -45,6 +45,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 DEVICE_SCOPE_KEY = "inspector.device"
 CLIENT_SCOPE_KEY = "inspector.client"
 MAX_HEAD_BYTES = 16 * 1024  # request line and headers (h11's incomplete-event cap)
+MAX_PUBLIC_BODY = 64 * 1024  # a body anyone may send (enrolment)
 
 # Routes under /api/v1 that anyone may call; every other one needs a device token.
 _PUBLIC_API = ("/health", "/enrol", "/openapi.json", "/docs", "/docs/oauth2-redirect")
@@ -134,6 +135,8 @@ class RequestGuard:
             return self.settings.max_blob_bytes, "arquivo"
         if path == f"{API_PREFIX}/blobs/bundle":
             return self.settings.max_bundle_bytes, "pacote de arquivos"
+        if not self._needs_device(path):  # enrolment: a code and a key, well under 1 KiB
+            return min(self.settings.max_json_bytes, MAX_PUBLIC_BODY), "corpo da requisição"
         return self.settings.max_json_bytes, "corpo da requisição"
 
     @staticmethod
@@ -168,7 +171,9 @@ class RequestGuard:
                     raise _Refusal(400, "Content-Length inválido.")
                 if int(declared) > cap:
                     raise _Refusal(413, f"O {what} excede o limite da sede ({_size(cap)}).")
-            slot = self._take_slot(device) if has_body else None
+            # Only a device's bodies take upload slots: anonymous ones (enrolment) are small
+            # and cannot crowd the devices out of them.
+            slot = self._take_slot(device) if has_body and device is not None else None
         except _Refusal as refusal:
             await cycle.refuse(refusal, close=has_body)
             return
@@ -201,12 +206,12 @@ class RequestGuard:
         return device
 
     def _take_slot(self, device: Any) -> str:
-        key = device.id if device is not None else ""
+        key = str(device.id)
         busy = _Refusal(503, "A sede está recebendo muitos envios agora; tente de novo.",
                         {"Retry-After": "5"})
         if self.uploads >= self.settings.max_concurrent_uploads:
             raise busy
-        if key and self.uploads_by_device[key] >= self.settings.max_uploads_per_device:
+        if self.uploads_by_device[key] >= self.settings.max_uploads_per_device:
             raise busy
         self.uploads += 1
         self.uploads_by_device[key] += 1

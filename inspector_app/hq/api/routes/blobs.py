@@ -11,12 +11,15 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
+import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Path, Request, Response
 from pydantic import BaseModel
 from starlette.requests import ClientDisconnect
 
-from inspector_app.hq.api.deps import DeviceDep, StateDep
+from inspector_app.hq.api.deps import DeviceDep, HQState, StateDep
+from inspector_app.hq.blob_quota import Quota, record_uploads
 from inspector_app.hq.blobs import BlobError
+from inspector_app.hq.devices import Device
 from inspector_app.sync.protocol import (
     BUNDLE_MEDIA_TYPE,
     MAX_BUNDLE_PARTS,
@@ -73,6 +76,13 @@ async def put_blob(
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > state.settings.max_blob_bytes:
         raise HTTPException(status_code=413, detail="Arquivo maior que o limite da sede.")
+    if not state.blobs.has(sha256):
+        quota = await anyio.to_thread.run_sync(_quota, state, device)
+        size = int(declared) if declared and declared.isdigit() else \
+            state.settings.max_blob_bytes
+        reason = quota.admit(sha256, size)
+        if reason is not None:
+            raise HTTPException(status_code=413, detail=f"Arquivo recusado: {reason}.")
     try:
         created = await state.blobs.put(
             sha256, request.stream(), max_bytes=state.settings.max_blob_bytes
@@ -84,7 +94,15 @@ async def put_blob(
         # sends it again. Nobody is left to read an answer, and it is no server error.
         log.info("upload of %s from device %s cut short by the client", sha256[:12], device.id)
         return Response(status_code=400)
+    if created:
+        await anyio.to_thread.run_sync(record_uploads, state.engine, device.id,
+                                       [(sha256, state.blobs.size(sha256) or 0)])
     return Response(status_code=201 if created else 200)
+
+
+def _quota(state: HQState, device: Device) -> Quota:
+    return Quota.load(state.engine, device.id, max_bytes=state.settings.blob_quota_bytes,
+                      max_files=state.settings.blob_quota_files)
 
 
 @router.post(
@@ -118,15 +136,28 @@ async def post_bundle(request: Request, device: DeviceDep,
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > state.settings.max_bundle_bytes:
         raise HTTPException(status_code=413, detail="Pacote maior que o limite da sede.")
+    quota = await anyio.to_thread.run_sync(_quota, state, device)
+    sizes: dict[str, int] = {}
+
+    def admit(sha: str, size: int) -> str | None:
+        reason = quota.admit(sha, size)
+        if reason is None:
+            sizes[sha] = size
+        return reason
+
     try:
         parts = await state.blobs.put_bundle(
             _limited(request, state.settings.max_bundle_bytes),
-            max_bytes=state.settings.max_blob_bytes, max_parts=MAX_BUNDLE_PARTS)
+            max_bytes=state.settings.max_blob_bytes, max_parts=MAX_BUNDLE_PARTS, admit=admit)
     except BlobError as exc:
         raise HTTPException(status_code=exc.status, detail=exc.detail) from None
     except ClientDisconnect:
         log.info("bundle from device %s cut short by the client (whole files kept)", device.id)
         return Response(status_code=400)
+    finally:
+        # Whatever was stored is charged, even when the request broke off after it.
+        stored = [(sha, size) for sha, size in sizes.items() if state.blobs.has(sha)]
+        await anyio.to_thread.run_sync(record_uploads, state.engine, device.id, stored)
     return BundleResponse(parts=[BundlePart(sha256=sha, status=status, reason=reason)
                                  for sha, status, reason in parts])
 
