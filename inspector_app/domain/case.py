@@ -244,6 +244,8 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
 
 def _strict(data: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
     """Refuse the first key of ``data`` not in ``allowed``, naming it (and a near match)."""
+    if len(data) <= len(allowed) and all(key in allowed for key in data):
+        return
     for key in data:
         if key in allowed:
             continue
