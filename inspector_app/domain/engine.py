@@ -1368,11 +1368,15 @@ def _in_force(ctx: _Context) -> None:
                 ),
             )
         why = f" Motivo: {case.historical_reevaluation}." if case.historical_reevaluation else ""
-        ctx.warn(
-            f"Reavaliação histórica: o {pack.meta.title} vigorou até {until:%d/%m/%Y} "
+        norm = pack.meta.legal_basis[0].citation if pack.meta.legal_basis else pack.meta.title
+        text = (
+            f"Reavaliação histórica: o regulamento aplicado ({norm}) vigorou até "
+            f"{until:%d/%m/%Y} "
             f"({pack.meta.effective_until_basis}); o fato de {case.date:%d/%m/%Y} é posterior e "
             f"este resultado não tem efeito de autuação.{why}"
         )
+        ctx.warn(text)
+        ctx.notes.append(text)  # the notes are printed on every document of the outcome
 
 
 def _autuado(ctx: _Context) -> dict[str, object] | None:

@@ -308,6 +308,7 @@ def test_jf_1972_end_date(day: str, historical: bool, ok: bool, cite: str) -> No
     out = run_case("JF_1972", **changes)
     said = any("Reavaliação histórica" in w for w in out.warnings)
     assert said is historical, cite
+    assert any("Reavaliação histórica" in n for n in out.notes) is historical  # printed
     assert (out.historical_reevaluation is not None) is historical
 
 
