@@ -22,6 +22,7 @@ from typing import Any
 
 from inspector_app.domain.deadlines import add_months
 from inspector_app.domain.identity import IdentityError, check_cnh, normalize_cpf, parse_plate
+from inspector_app.domain.legaltime import legal_today
 from inspector_app.domain.pack import Pack
 from inspector_app.packs import PackError, get_pack
 from inspector_app.store.db import Store
@@ -504,7 +505,7 @@ def find_vehicle(
     rows = _rows(store, "SELECT * FROM ref_vehicles WHERE plate_key = ?", [key])
     if not rows:
         return None
-    return _vehicle_view(store, rows[0], today or dt.date.today())
+    return _vehicle_view(store, rows[0], today or legal_today())
 
 
 def _driver_view(
@@ -578,7 +579,7 @@ def find_driver(
         rows = _rows(store, f"SELECT * FROM ref_drivers WHERE cnh = ? {order}", [cnh_number])
     if not rows:
         return None
-    return _driver_view(store, rows[0], today or dt.date.today(), extra)
+    return _driver_view(store, rows[0], today or legal_today(), extra)
 
 
 def history_for(
@@ -662,7 +663,7 @@ def search_vehicles(
     text = text.strip()
     if not text or limit < 1:
         return []
-    day = today or dt.date.today()
+    day = today or legal_today()
     found: dict[str, dict[str, Any]] = {}
     key = _plate_key_prefix(text)
     if key is not None:
