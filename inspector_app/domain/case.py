@@ -112,11 +112,11 @@ class CaseError(ValueError):
         self.field = field
         self.message = message
         self.code = code if code in MESSAGES_PT else "input"
-        detail = pt if pt is not None else ""
-        template = MESSAGES_PT[self.code]
-        if pt is None and "{detail}" in template and self.code not in ("unknown_key",):
-            detail = message
-        self.message_pt = template.format(field=field, detail=detail)
+        if pt is None:
+            # Never English on the screen: without a Portuguese detail, name the field only.
+            self.message_pt = f"Dado inválido: “{field}”."
+        else:
+            self.message_pt = MESSAGES_PT[self.code].format(field=field, detail=pt)
         super().__init__(f"{field}: {message}")
 
     def __reduce__(self) -> Any:
@@ -610,7 +610,7 @@ def _history(rows: object) -> tuple[HistoryEntry, ...]:
         _strict(row, HISTORY_KEYS, f"{where}.")
         rule_id = row.get("rule_id")
         if not isinstance(rule_id, str) or not rule_id:
-            raise CaseError(f"{where}.rule_id", "missing rule ID", code="required")
+            raise CaseError(f"{where}.rule_id", "missing rule ID", code="required", pt="")
         status = row.get("status", "upheld")
         if status not in HISTORY_STATUSES:
             raise CaseError(
