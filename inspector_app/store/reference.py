@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector_app.domain.bans import ban_warning
 from inspector_app.domain.deadlines import add_months
 from inspector_app.domain.identity import IdentityError, check_cnh, normalize_cpf, parse_plate
 from inspector_app.domain.legaltime import legal_today
@@ -107,6 +108,8 @@ class HolderView:
     permit_valid_until: dt.date | None
     pack_id: str
     city: str | None
+    ban_reason: str | None = None
+    ban_from: dt.date | None = None
 
     @property
     def document(self) -> str | None:
@@ -285,6 +288,8 @@ def _holder(row: Mapping[str, Any]) -> HolderView:
         permit_valid_until=_date(row["permit_valid_until"]),
         pack_id=row["pack_id"],
         city=row["city"],
+        ban_reason=row.get("ban_reason"),
+        ban_from=_date(row.get("ban_from")),
     )
 
 
@@ -328,6 +333,9 @@ def _permit_warnings(holder: HolderView | None, today: dt.date) -> list[str]:
         out.append(
             f"Permissão {holder.permit_number} vencida em {_br(holder.permit_valid_until)}."
         )
+    ban = ban_warning(holder.ban_reason, holder.ban_from, today)
+    if ban:
+        out.append(ban)
     return out
 
 
