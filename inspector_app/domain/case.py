@@ -242,9 +242,15 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
     return value
 
 
+_KEY_SETS: dict[tuple[str, ...], frozenset[str]] = {}
+
+
 def _strict(data: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
     """Refuse the first key of ``data`` not in ``allowed``, naming it (and a near match)."""
-    if len(data) <= len(allowed) and all(key in allowed for key in data):
+    known = _KEY_SETS.get(allowed)
+    if known is None:
+        known = _KEY_SETS[allowed] = frozenset(allowed)
+    if known.issuperset(data):
         return
     for key in data:
         if key in allowed:
