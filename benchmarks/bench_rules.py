@@ -59,6 +59,9 @@ def build_case(pack_id: str, *, items: int, history: int, seed: int = 7) -> dict
         "checklist": answers,
         "infractions": manual,
         "history": rows,
+        # A revoked pack (JF_1972) evaluates a 2026 fact only as a historical re-evaluation.
+        **({"historical_reevaluation": {"reason": "benchmark"}}
+           if pack.meta.effective_until is not None else {}),
     }
 
 

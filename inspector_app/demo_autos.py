@@ -55,7 +55,7 @@ def seed_autos(store: Store, *, autos: int, seed: int = 1) -> list[str]:
         "'inspector' ORDER BY matricula"
     ).fetchall()
     vehicles = store.conn.execute(
-        "SELECT plate, pack_id, holder_id FROM ref_vehicles ORDER BY id"
+        "SELECT plate, pack_id, holder_id, last_vistoria FROM ref_vehicles ORDER BY id"
     ).fetchall()
     if not agents or not vehicles:
         raise StoreError("seed the registry first", "Carregue o cadastro de demonstração antes.")
@@ -64,7 +64,7 @@ def seed_autos(store: Store, *, autos: int, seed: int = 1) -> list[str]:
     attempts = 0
     while len(sealed) < autos and attempts < autos * 5:
         attempts += 1
-        plate, pack_id, holder_id = rng.choice(vehicles)
+        plate, pack_id, holder_id, last_vistoria = rng.choice(vehicles)
         drivers = store.conn.execute(
             "SELECT name, cpf, cnh, registered FROM ref_drivers WHERE holder_id = ? "
             "AND role = 'motorista' ORDER BY id", [holder_id]
@@ -77,6 +77,10 @@ def seed_autos(store: Store, *, autos: int, seed: int = 1) -> list[str]:
         session = services.Session(matricula=matricula, name=name, role=role)
         pack = get_pack(pack_id)
         when = now - dt.timedelta(days=rng.randint(0, 45), minutes=rng.randint(0, 600))
+        if last_vistoria and when.date().isoformat() < str(last_vistoria):
+            # A fact cannot precede the vehicle's last vistoria (impossible timeline).
+            when = min(now, dt.datetime.combine(dt.date.fromisoformat(str(last_vistoria)),
+                                                when.timetz()))
         location = rng.choice(("terminal", "terminal", "ponto_controle", "via_publica"))
         inspection_id = services.start_inspection(
             store=store, session=session, pack_id=pack_id, kind="fiscalizacao",

@@ -22,6 +22,7 @@ from inspector_app.domain.deadlines import add_months
 from inspector_app.domain.documents import RECORD_KIND_LABELS
 from inspector_app.domain.engine import Outcome, evaluate
 from inspector_app.domain.identity import IdentityError, parse_plate
+from inspector_app.domain.legaltime import legal_today
 from inspector_app.domain.pack import LOCATION_TYPES, Pack
 from inspector_app.packs import PackError, get_pack
 from inspector_app.security.login import LoginPolicy, LoginState, attempt_login, can
@@ -829,7 +830,7 @@ def release_vehicle(
         )
     env = retention.envelope
     common = {"plate_key": env["plate_key"], "holder_id": env["holder_id"],
-              "occurred_on": dt.date.today().isoformat(), "refers_to": retention_id}
+              "occurred_on": legal_today().isoformat(), "refers_to": retention_id}
     body = {
         "pack": env["body"].get("pack"),
         "retention_number": retention.display_number,
@@ -999,7 +1000,7 @@ def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str,
         "supervisor": {"matricula": session.matricula, "name": session.name,
                        "reauthenticated": True},
     }, refers_to=record_id, plate_key=env.get("plate_key"), holder_id=env.get("holder_id"),
-        occurred_on=dt.date.today().isoformat())])
+        occurred_on=legal_today().isoformat())])
     return SealResult(tuple(sealed), None, ())
 
 

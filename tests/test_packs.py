@@ -216,6 +216,26 @@ BROKEN = [
         ("infractions.toml", "rules[DF15154.30.I].retenton", "unknown key"),
         id="misspelled-key-is-not-ignored",
     ),
+    pytest.param(  # G33 alternatives must name rules of the catalogue
+        "DF_STPCR",
+        append("infractions.toml", '[[alternatives]]\nrules = ["DF15154.30.I", "DF15154.29.XXXX"]'
+               '\nbasis = "art. 32, §2º"\n'),
+        ("infractions.toml", "alternatives[6].rules[1]", "unknown rule 'DF15154.29.XXXX'"),
+        id="alternative-unknown-rule",
+    ),
+    pytest.param(
+        "DF_STPCR",
+        append("infractions.toml", '[[alternatives]]\nrules = ["DF15154.30.I"]'
+               '\nbasis = "art. 32, §2º"\n'),
+        ("infractions.toml", "alternatives[6].rules", "at least two rules"),
+        id="alternative-of-one-rule",
+    ),
+    pytest.param(
+        "DF_STPCR", append("calendar.toml", '[[exceptions]]\ndate = "2026-12-24"\n'
+                           'kind = "half"\nname = "x"\ndecree = "d"\n'),
+        ("calendar.toml", "exceptions[0].kind", "must be one of"),
+        id="calendar-exception-bad-kind",
+    ),
     pytest.param(
         "DF_STPCR", prepend("vehicle.toml", "verificacoes = []\n"),
         ("vehicle.toml", "verificacoes", "unknown key"),

@@ -112,11 +112,11 @@ class CaseError(ValueError):
         self.field = field
         self.message = message
         self.code = code if code in MESSAGES_PT else "input"
-        detail = pt if pt is not None else ""
-        template = MESSAGES_PT[self.code]
-        if pt is None and "{detail}" in template and self.code not in ("unknown_key",):
-            detail = message
-        self.message_pt = template.format(field=field, detail=detail)
+        if pt is None:
+            # Never English on the screen: without a Portuguese detail, name the field only.
+            self.message_pt = f"Dado inválido: “{field}”."
+        else:
+            self.message_pt = MESSAGES_PT[self.code].format(field=field, detail=pt)
         super().__init__(f"{field}: {message}")
 
     def __reduce__(self) -> Any:
@@ -242,8 +242,16 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
     return value
 
 
+_KEY_SETS: dict[tuple[str, ...], frozenset[str]] = {}
+
+
 def _strict(data: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
     """Refuse the first key of ``data`` not in ``allowed``, naming it (and a near match)."""
+    known = _KEY_SETS.get(allowed)
+    if known is None:
+        known = _KEY_SETS[allowed] = frozenset(allowed)
+    if known.issuperset(data):
+        return
     for key in data:
         if key in allowed:
             continue
@@ -608,7 +616,7 @@ def _history(rows: object) -> tuple[HistoryEntry, ...]:
         _strict(row, HISTORY_KEYS, f"{where}.")
         rule_id = row.get("rule_id")
         if not isinstance(rule_id, str) or not rule_id:
-            raise CaseError(f"{where}.rule_id", "missing rule ID", code="required")
+            raise CaseError(f"{where}.rule_id", "missing rule ID", code="required", pt="")
         status = row.get("status", "upheld")
         if status not in HISTORY_STATUSES:
             raise CaseError(

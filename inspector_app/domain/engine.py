@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -32,8 +32,6 @@ from inspector_app.domain.deadlines import (
     BusinessCalendar,
     add_months,
     due_date,
-    on_window_boundary,
-    within_window,
 )
 from inspector_app.domain.pack import (
     PENALTY_BY_AUTHORITY,
@@ -356,27 +354,67 @@ class _Context:
     window_rule: str = WINDOW_LAST_DAY_INCLUDED
     window_text: str = ""
 
+    _thresholds: dict[int, tuple[dt.date, dt.date]] = field(default_factory=dict)
+
+    def _threshold(self, months: int) -> tuple[dt.date, dt.date]:
+        """(first day whose period of ``months`` reaches the fact's date, first day whose
+        period ends after it). ``add_months`` is monotone, so "inside the window" is a
+        threshold on the entry date; entries between the two end exactly on the fact's
+        date (the boundary day). Computed once per window length."""
+        found = self._thresholds.get(months)
+        if found is None:
+            end = self.case.date
+            day = add_months(end, -months) - dt.timedelta(days=4)
+            while add_months(day, months) < end:
+                day += dt.timedelta(days=1)
+            first_reaching = day
+            while add_months(day, months) <= end:
+                day += dt.timedelta(days=1)
+            found = self._thresholds[months] = (first_reaching, day)
+        return found
+
+    _memo: dict[tuple[str, int], list[HistoryEntry]] = field(default_factory=dict)
+
+    def upheld(self) -> list[HistoryEntry]:
+        key = ("upheld", 0)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = [h for h in self.case.history if h.status == "upheld"]
+        return found
+
+    def cached_window(
+        self, entries: Sequence[HistoryEntry], months: int, what: str,
+        used: list[Assumption] | None = None,
+    ) -> list[HistoryEntry]:
+        """:meth:`window` of the same entries for every infraction, computed once."""
+        key = (what, months)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self.window(entries, months, what, used)
+        elif used is not None and any(self._threshold(months)[0] <= h.date
+                                      < self._threshold(months)[1] for h in entries):
+            self.param(WINDOW_PARAMETER, used)
+        return found
+
     def window(
-        self, entries: Iterable[HistoryEntry], months: int, what: str,
+        self, entries: Sequence[HistoryEntry], months: int, what: str,
         used: list[Assumption] | None = None,
     ) -> list[HistoryEntry]:
         """Entries whose period of ``months`` (date to date, art. 66 §3, boundary as the
         ``windows.boundary`` parameter says) still covers the fact's date. When an entry
         sits on the boundary day, the rule decided the outcome and a note says so."""
         end = self.case.date
-        rule = self.window_rule
-        out = []
-        for h in entries:
-            if within_window(h.date, months, end, rule):
-                out.append(h)
-            if on_window_boundary(h.date, months, end):
-                self.param(WINDOW_PARAMETER, used)
-                inside = "dentro" if rule == WINDOW_LAST_DAY_INCLUDED else "fora"
-                self.notes.append(
-                    f"{what}: o registro de {h.date:%d/%m/%Y} completa {months} meses na data "
-                    f"do fato; pela regra de contagem ({self.window_text}) ficou {inside} "
-                    "do período."
-                )
+        reaching, after = self._threshold(months)
+        start = reaching if self.window_rule == WINDOW_LAST_DAY_INCLUDED else after
+        out = [h for h in entries if start <= h.date <= end]
+        for h in [h for h in entries if reaching <= h.date < after]:
+            self.param(WINDOW_PARAMETER, used)
+            inside = "dentro" if self.window_rule == WINDOW_LAST_DAY_INCLUDED else "fora"
+            self.notes.append(
+                f"{what}: o registro de {h.date:%d/%m/%Y} completa {months} meses na data "
+                f"do fato; pela regra de contagem ({self.window_text}) ficou {inside} "
+                "do período."
+            )
         return out
 
     def param(self, name: str, used: list[Assumption] | None = None) -> object:
@@ -682,11 +720,11 @@ def _vehicle_checks(
 
 def _primario(ctx: _Context, rule: Rule, used: list[Assumption]) -> bool:
     policy = ctx.param("primario.policy", used)
-    upheld = [h for h in ctx.case.history if h.status == "upheld"]
+    upheld = ctx.upheld()
     if policy == "ever":
         return not upheld
     months = ctx.int_param("primario.window_months", used) or 12
-    recent = ctx.window(upheld, months, "Primariedade", used)
+    recent = ctx.cached_window(upheld, months, "Primariedade", used)
     if policy == "same_rule_window":
         return not any(h.rule_id == rule.id for h in recent)
     if policy == "any_infraction_window":
@@ -851,9 +889,9 @@ def _penalize_df(ctx: _Context, group: Group, result: _Result) -> InfractionOutc
 
 
 def _penalize_jf(ctx: _Context, group: Group, result: _Result) -> InfractionOutcome:
-    case, rule, used, basis = ctx.case, result.rule, result.used, result.basis
+    rule, used, basis = result.rule, result.used, result.basis
     months = ctx.int_param("reincidence.window_months", used) or 12
-    upheld = [h for h in case.history if h.status == "upheld"]
+    upheld = ctx.upheld()
     n_prior = len(
         ctx.window(
             [h for h in upheld if h.rule_id == rule.id], months,
@@ -1330,11 +1368,15 @@ def _in_force(ctx: _Context) -> None:
                 ),
             )
         why = f" Motivo: {case.historical_reevaluation}." if case.historical_reevaluation else ""
-        ctx.warn(
-            f"Reavaliação histórica: o {pack.meta.title} vigorou até {until:%d/%m/%Y} "
+        norm = pack.meta.legal_basis[0].citation if pack.meta.legal_basis else pack.meta.title
+        text = (
+            f"Reavaliação histórica: o regulamento aplicado ({norm}) vigorou até "
+            f"{until:%d/%m/%Y} "
             f"({pack.meta.effective_until_basis}); o fato de {case.date:%d/%m/%Y} é posterior e "
             f"este resultado não tem efeito de autuação.{why}"
         )
+        ctx.warn(text)
+        ctx.notes.append(text)  # the notes are printed on every document of the outcome
 
 
 def _autuado(ctx: _Context) -> dict[str, object] | None:

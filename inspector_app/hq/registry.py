@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from inspector_app.domain.bans import BAN_RULES
 from inspector_app.domain.calendar_exceptions import (
     CALENDAR_EXCEPTIONS_PARAMETER,
     parse_exceptions,
@@ -36,6 +37,7 @@ from inspector_app.domain.identity import (
     normalize_renavam,
     parse_plate,
 )
+from inspector_app.domain.legaltime import legal_today
 from inspector_app.domain.rowfields import FieldError as _FieldError
 from inspector_app.domain.rowfields import choice as _choice
 from inspector_app.domain.rowfields import flag as _bool
@@ -68,7 +70,7 @@ ARGON2ID_PREFIX = "$argon2id$"
 # Columns of each table's rows as devices store them (``updated_at`` is added by HQ).
 COLUMNS: dict[str, tuple[str, ...]] = {
     "permit_holders": ("id", "kind", "name", "cpf", "cnpj", "permit_number", "permit_status",
-                       "permit_valid_until", "pack_id", "city"),
+                       "permit_valid_until", "pack_id", "city", "ban_reason", "ban_from"),
     "lines": ("id", "code", "name", "pack_id", "route"),
     "vehicles": ("id", "plate", "plate_key", "renavam", "chassis", "make_model", "species",
                  "fleet_number", "chassis_year", "body_year", "seats", "doors", "category",
@@ -186,6 +188,22 @@ class _Context:
         self._unique[(table, column)][value] = row_id
 
 
+def _ban(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Ban on a new permission (Decreto 15.154/1993 arts. 12 §ú, 39 §ú, 16 §2): the reason
+    and the date of the act, never in the future."""
+    reason = _text(row, "ban_reason")
+    since = _date(row, "ban_from")
+    if reason is None and since is None:
+        return {"ban_reason": None, "ban_from": None}
+    if reason not in BAN_RULES:
+        raise _FieldError("ban_reason", f"use {', '.join(BAN_RULES)} (motivo do impedimento).")
+    if since is None:
+        raise _FieldError("ban_from", "informe a data do ato (AAAA-MM-DD).")
+    if dt.date.fromisoformat(since) > legal_today():
+        raise _FieldError("ban_from", "a data do ato não pode ser futura.")
+    return {"ban_reason": reason, "ban_from": since}
+
+
 def _permit_holder(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
     kind = _choice(row, "kind", frozenset({"pf", "pj"}))
     cpf = _identity("cpf", normalize_cpf, _text(row, "cpf"))
@@ -203,6 +221,7 @@ def _permit_holder(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
             "cpf": cpf, "cnpj": cnpj, "permit_number": _required(row, "permit_number"),
             "permit_status": aliases[status],
             "permit_valid_until": _date(row, "permit_valid_until"),
+            **_ban(row),
             "pack_id": _required(row, "pack_id"), "city": _text(row, "city")}
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select, tuple_
 
-from inspector_app.domain.deadlines import months_before
+from inspector_app.domain.deadlines import WINDOW_LAST_DAY_INCLUDED, within_window
 from inspector_app.hq.reference import (
     current_row,
     history_holder_key,
@@ -107,8 +107,10 @@ def compute_standing(history: Sequence[Mapping[str, Any]], windows: Sequence[tup
     end = as_of or (max(dates) if dates else dt.date.today())
 
     def inside(months: int) -> list[Mapping[str, Any]]:
-        start = months_before(end, months)
-        return [h for h, d in zip(live, dates, strict=True) if start < d <= end]
+        # The engine's one window rule (Lei 9.784/1999 art. 66 §3, windows.boundary default):
+        # an entry dated exactly ``months`` before ``end`` is still inside.
+        return [h for h, d in zip(live, dates, strict=True)
+                if d <= end and within_window(d, months, end, WINDOW_LAST_DAY_INCLUDED)]
 
     points: dict[str, int] = {}
     proposal: dict[str, Any] | None = None

@@ -311,4 +311,19 @@ def m0005_i11c_photo_removals(db: Database) -> None:
         db.execute(statement)
 
 
+_SCHEMA_0005 = [
+    # Ban on a new permission after losing one (Decreto 15.154/1993 arts. 12 §ú, 39 §ú,
+    # 16 §2), known at HQ: the reason and the date of the act; the card shows it while it
+    # lasts (domain/bans.py).
+    "ALTER TABLE ref_permit_holders ADD COLUMN ban_reason TEXT",
+    "ALTER TABLE ref_permit_holders ADD COLUMN ban_from TEXT",
+]
+
+
+@migrations(name="0005_i13_holder_bans")
+def m0005_i13_holder_bans(db: Database) -> None:
+    for statement in _SCHEMA_0005:
+        db.execute(statement)
+
+
 KNOWN_MIGRATIONS = tuple(m.name for m in migrations._migrations)

@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector_app.domain.bans import ban_warning
 from inspector_app.domain.deadlines import add_months
 from inspector_app.domain.identity import IdentityError, check_cnh, normalize_cpf, parse_plate
+from inspector_app.domain.legaltime import legal_today
 from inspector_app.domain.pack import Pack
 from inspector_app.packs import PackError, get_pack
 from inspector_app.store import dbapi
@@ -106,6 +108,8 @@ class HolderView:
     permit_valid_until: dt.date | None
     pack_id: str
     city: str | None
+    ban_reason: str | None = None
+    ban_from: dt.date | None = None
 
     @property
     def document(self) -> str | None:
@@ -284,6 +288,8 @@ def _holder(row: Mapping[str, Any]) -> HolderView:
         permit_valid_until=_date(row["permit_valid_until"]),
         pack_id=row["pack_id"],
         city=row["city"],
+        ban_reason=row.get("ban_reason"),
+        ban_from=_date(row.get("ban_from")),
     )
 
 
@@ -327,6 +333,9 @@ def _permit_warnings(holder: HolderView | None, today: dt.date) -> list[str]:
         out.append(
             f"Permissão {holder.permit_number} vencida em {_br(holder.permit_valid_until)}."
         )
+    ban = ban_warning(holder.ban_reason, holder.ban_from, today)
+    if ban:
+        out.append(ban)
     return out
 
 
@@ -504,7 +513,7 @@ def find_vehicle(
     rows = _rows(store, "SELECT * FROM ref_vehicles WHERE plate_key = ?", [key])
     if not rows:
         return None
-    return _vehicle_view(store, rows[0], today or dt.date.today())
+    return _vehicle_view(store, rows[0], today or legal_today())
 
 
 def _driver_view(
@@ -578,7 +587,7 @@ def find_driver(
         rows = _rows(store, f"SELECT * FROM ref_drivers WHERE cnh = ? {order}", [cnh_number])
     if not rows:
         return None
-    return _driver_view(store, rows[0], today or dt.date.today(), extra)
+    return _driver_view(store, rows[0], today or legal_today(), extra)
 
 
 def history_for(
@@ -662,7 +671,7 @@ def search_vehicles(
     text = text.strip()
     if not text or limit < 1:
         return []
-    day = today or dt.date.today()
+    day = today or legal_today()
     found: dict[str, dict[str, Any]] = {}
     key = _plate_key_prefix(text)
     if key is not None:

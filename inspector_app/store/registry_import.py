@@ -38,6 +38,7 @@ from typing import Any
 import argon2
 from argon2.exceptions import InvalidHashError
 
+from inspector_app.domain.bans import BAN_RULES
 from inspector_app.domain.calendar_exceptions import (
     CALENDAR_EXCEPTIONS_PARAMETER,
     parse_exceptions,
@@ -50,6 +51,7 @@ from inspector_app.domain.identity import (
     normalize_renavam,
     parse_plate,
 )
+from inspector_app.domain.legaltime import legal_today
 from inspector_app.domain.rowfields import FieldError as _FieldError
 from inspector_app.domain.rowfields import choice as _choice
 from inspector_app.domain.rowfields import flag as _bool
@@ -146,7 +148,7 @@ _SPECS: dict[str, _Spec] = {
     "permit_holders": _Spec(
         "ref_permit_holders",
         ("id", "kind", "name", "cpf", "cnpj", "permit_number", "permit_status",
-         "permit_valid_until", "pack_id", "city", "updated_at"),
+         "permit_valid_until", "pack_id", "city", "ban_reason", "ban_from", "updated_at"),
         ("id",),
     ),
     "lines": _Spec(
@@ -292,7 +294,23 @@ def _permit_holder(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         "permit_valid_until": _date(row, "permit_valid_until"),
         "pack_id": ctx.pack(row),
         "city": _text(row, "city"),
+        **_ban(row),
     }
+
+
+def _ban(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Ban on a new permission (Decreto 15.154/1993 arts. 12 §ú, 39 §ú, 16 §2)."""
+    reason = _text(row, "ban_reason")
+    since = _date(row, "ban_from")
+    if reason is None and since is None:
+        return {"ban_reason": None, "ban_from": None}
+    if reason not in BAN_RULES:
+        raise _FieldError("ban_reason", f"use {', '.join(BAN_RULES)} (motivo do impedimento).")
+    if since is None:
+        raise _FieldError("ban_from", "informe a data do ato (AAAA-MM-DD).")
+    if dt.date.fromisoformat(since) > legal_today():
+        raise _FieldError("ban_from", "a data do ato não pode ser futura.")
+    return {"ban_reason": reason, "ban_from": since}
 
 
 def _line(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:

@@ -308,6 +308,7 @@ def test_jf_1972_end_date(day: str, historical: bool, ok: bool, cite: str) -> No
     out = run_case("JF_1972", **changes)
     said = any("Reavaliação histórica" in w for w in out.warnings)
     assert said is historical, cite
+    assert any("Reavaliação histórica" in n for n in out.notes) is historical  # printed
     assert (out.historical_reevaluation is not None) is historical
 
 
@@ -358,3 +359,23 @@ def test_engine_is_linear_in_alternatives() -> None:
     t0 = time.perf_counter()
     run_case("DF_STPCR", driver={"registered": False})
     assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize(
+    ("day", "inside"),
+    [("2025-12-13", False), ("2025-12-14", True), ("2025-12-15", True)],
+)
+def test_hq_standing_counts_windows_by_the_same_rule(day: str, inside: bool) -> None:
+    # One window rule everywhere (Lei 9.784 art. 66 §3): HQ's standing of the holder agrees
+    # with the engine on the boundary day of the 4-month window (art. 39 I).
+    from inspector_app.hq.standing import compute_standing
+
+    history = [{"rule_id": "DF15154.30.XII", "date": day, "status": "upheld", "points": 9},
+               {"rule_id": "DF15154.30.VI", "date": "2026-04-14", "status": "upheld",
+                "points": 3}]
+    row = compute_standing(history, [(4, 12)], holder_key="h", pack_id="DF_STPCR",
+                           as_of=D(2026, 4, 14))
+    assert row["cassacao_proposed"] is inside
+    engine = run_case("DF_STPCR", infractions=["DF15154.30.VI"],
+                      history=[{"rule_id": "DF15154.30.XII", "date": day, "points": 9}])
+    assert engine.cassacao.proposed is inside

@@ -96,3 +96,27 @@ def test_hostile_exception_lists_are_refused_naming_the_field(value: object, fie
     with pytest.raises(ValueError) as err:
         parse_exceptions(value)
     assert str(err.value).startswith(field)
+
+
+def test_exceptions_are_editable_offline_through_the_registry_import(
+    template: Path, tmp_path: Path  # noqa: F811
+) -> None:
+    from inspector_app.store.calendar_ref import calendar_exceptions
+    from inspector_app.store.registry_import import import_registry
+
+    store = copy_store(template, tmp_path / "data")
+    good = {"parameters": [{"pack_id": PACK, "name": "calendar.exceptions", "value": [
+        {"date": "2026-12-24", "kind": "closed", "name": "Véspera de Natal",
+         "decree": "Decreto GDF nº 99/2026"}]}]}
+    path = tmp_path / "exc.json"
+    path.write_text(json.dumps(good), encoding="utf-8")
+    assert import_registry(store, path).ok
+    (exc,), warnings = calendar_exceptions(store, PACK)
+    assert (exc.date.isoformat(), exc.kind, warnings) == ("2026-12-24", "closed", ())
+    bad = {"parameters": [{"pack_id": PACK, "name": "calendar.exceptions", "value": [
+        {"date": "2026-12-24", "kind": "closed", "name": "Véspera de Natal"}]}]}
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    report = import_registry(store, path)
+    assert [e.field for e in report.errors] == ["value_json"]
+    assert "decree" in report.errors[0].message
+    store.close()

@@ -1,0 +1,54 @@
+"""Bans on a new permission after losing one (DF, Decreto 15.154/1993), known at HQ and shown
+on the vehicle/holder card.
+
+* cassação: a new permission only after 1 year (art. 39, parágrafo único);
+* revogação (art. 12, I): 1 year (art. 12, parágrafo único);
+* desistência: 6 months (art. 16, §2º).
+
+HQ records the reason and the date of the act (``ban_reason``, ``ban_from`` of the permit
+holder); the period is counted by the engine's one window rule (date to date, Lei
+9.784/1999 art. 66 §3, the last day included).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from inspector_app.domain.deadlines import WINDOW_LAST_DAY_INCLUDED, add_months, within_window
+
+
+@dataclass(frozen=True)
+class BanRule:
+    months: int
+    act: str
+    basis: str
+
+
+BAN_RULES: dict[str, BanRule] = {
+    "cassacao": BanRule(
+        12, "cassação da permissão", "Decreto 15.154/1993, art. 39, parágrafo único"
+    ),
+    "revogacao": BanRule(
+        12, "revogação da permissão", "Decreto 15.154/1993, art. 12, parágrafo único"
+    ),
+    "desistencia": BanRule(6, "desistência da permissão", "Decreto 15.154/1993, art. 16, §2º"),
+}
+
+
+def ban_until(reason: str, since: dt.date) -> dt.date:
+    """The last day of the ban (the period's end day, included)."""
+    return add_months(since, BAN_RULES[reason].months)
+
+
+def ban_warning(reason: str | None, since: dt.date | None, today: dt.date) -> str | None:
+    """The card's sentence while the ban lasts, else None."""
+    if reason not in BAN_RULES or since is None:
+        return None
+    rule = BAN_RULES[reason]
+    if not within_window(since, rule.months, today, WINDOW_LAST_DAY_INCLUDED):
+        return None
+    return (
+        f"Impedido(a) de nova permissão até {ban_until(reason, since):%d/%m/%Y}: "
+        f"{rule.act} em {since:%d/%m/%Y} ({rule.basis})."
+    )
