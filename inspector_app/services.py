@@ -53,6 +53,22 @@ class ServiceError(ValueError):
         super().__init__(f"{field}: {message_pt}")
 
 
+class ServiceProblems(ServiceError):
+    """Several problems found at once: ``problems`` lists every (field, message); ``field``
+    and ``message_pt`` describe them all (the first field is where the focus goes)."""
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(self.problems[0][0], " ".join(m for _f, m in self.problems))
+
+
+def _raise_problems(problems: Sequence[tuple[str, str]]) -> None:
+    if len(problems) == 1:
+        raise ServiceError(*problems[0])
+    if problems:
+        raise ServiceProblems(problems)
+
+
 # --- rules engine ---------------------------------------------------------------------------
 
 
@@ -278,10 +294,35 @@ def _vehicle_snapshot(store: Store, plate_text: str | None,
             snapshot["registered"] = False
     for key, value in (manual or {}).items():
         if key not in ("chassis_year", "body_year", "seats", "doors", "make_model", "renavam",
-                       "fleet_number", "insurance_valid_until", "last_vistoria"):
+                       "fleet_number", "insurance_valid_until", "last_vistoria",
+                       "holder_name", "holder_document"):
             raise ServiceError(f"vehicle.{key}", f"Campo de veículo desconhecido: {key}.")
+        if key in ("holder_name", "holder_document") and snapshot.get(key):
+            continue  # the registry's permit holder is the autuado, never a typed one
         snapshot[key] = value
+    _check_typed_identity(snapshot, manual or {})
     return snapshot
+
+
+def _check_typed_identity(snapshot: dict[str, Any], typed: Mapping[str, Any]) -> None:
+    """A RENAVAM or owner's CPF/CNPJ typed from the CRLV is checked (check digits) and
+    kept normalized; a wrong one is refused at once, with its field."""
+    from inspector_app.domain.desk import parse_document
+    from inspector_app.domain.identity import normalize_renavam
+
+    if typed.get("renavam"):
+        try:
+            snapshot["renavam"] = normalize_renavam(str(typed["renavam"]))
+        except IdentityError as exc:
+            raise ServiceError("vehicle.renavam", exc.message) from None
+    if typed.get("holder_document") and snapshot.get("holder_document") == \
+            typed["holder_document"]:
+        try:
+            snapshot["holder_document"] = parse_document(str(typed["holder_document"]))[1]
+        except IdentityError as exc:
+            raise ServiceError("vehicle.holder_document", exc.message) from None
+    if typed.get("holder_name") and snapshot.get("holder_name") == typed["holder_name"]:
+        snapshot["holder_name"] = " ".join(str(typed["holder_name"]).split())
 
 
 def _facts_of(view: Any) -> dict[str, Any]:
@@ -572,6 +613,10 @@ def seal_inspection(
         )
     if infractions and not narrative.strip():
         raise ServiceError("narrative", "Descreva os fatos (narrativa do agente).")
+    if infractions:  # no auto de infração without an identified autuado and vehicle
+        from inspector_app.domain.desk import autuado_problems
+
+        _raise_problems(autuado_problems(insp.vehicle))
     warnings = list(outcome.warnings)
     retention = outcome.retention
     if retain:
@@ -728,6 +773,85 @@ def vehicles_held(*, store: Store) -> list[dict[str, Any]]:
     return out
 
 
+def _retention_sources(store: Store, retention: SealedRecord) -> tuple[dict[str, Any],
+                                                                        dict[str, Any]]:
+    """(answers, outcome) of the auto a termo de retenção was sealed with."""
+    body = retention.envelope["body"]
+    answers, outcome = body.get("answers"), body.get("outcome")
+    ref = retention.envelope.get("refers_to")
+    if (answers is None or outcome is None) and ref:
+        auto = load_record(store, str(ref)).envelope["body"]
+        answers = auto.get("answers") if answers is None else answers
+        outcome = auto.get("outcome") if outcome is None else outcome
+    return dict(answers or {}), dict(outcome or {})
+
+
+def release_faults(*, store: Store, retention_id: str) -> list[Any]:
+    """The faults that grounded a retention, each to be checked again before a release for
+    "falta sanada" (art. 38, I): ``domain.desk.Fault`` (item id or ground, label)."""
+    from inspector_app.domain.desk import faults_to_recheck
+
+    retention = _record_or_error(store, retention_id)
+    body = retention.envelope["body"]
+    answers, _outcome = _retention_sources(store, retention)
+    pack = _pack(body["pack"]["id"])
+    failed = {}
+    for item_id, answer in sorted(answers.items()):
+        if answer.get("result") != "fail":
+            continue
+        item = pack.items.get(item_id)
+        label = f"{answer.get('label') or (item.label if item else item_id)} ({item_id})"
+        failed[item_id] = (label, (item.retention + item.retention_possible) if item else ())
+    info = body.get("retention") or {}
+    labels = {d["id"]: f"{d['citation']} – {d['description']}"
+              for d in [*info.get("details", []), *info.get("possible_grounds", [])]}
+    return faults_to_recheck(list(body.get("grounds", [])), failed, labels)
+
+
+def _desk_signature(store: Store, given: Mapping[str, Any] | None, *, field: str,
+                    who: str, may_refuse: bool) -> dict[str, Any]:
+    """A signature drawn at the desk (strokes on the pad) or, where allowed, a refusal
+    with the agent's note; the PNG is kept with the record's files."""
+    from inspector_app.media.signatures import SignatureError, save_signature_png
+
+    sig = dict(given or {})
+    status = sig.get("status", "signed")
+    now = utc_now()
+    if status == "refused" and may_refuse:
+        note = _reason(field, str(sig.get("note") or ""), f"a observação sobre a recusa {who}")
+        return {"status": "refused", "png_sha256": None, "note": note, "signed_at": now}
+    if status != "signed":
+        raise ServiceError(field, f"Falta a assinatura {who}.")
+    strokes = [list(stroke) for stroke in sig.get("strokes") or []]
+    if not strokes:
+        raise ServiceError(field, f"Falta a assinatura {who}: assine no quadro"
+                           + (" ou registre a recusa." if may_refuse else "."))
+    width, height = sig.get("size") or (600, 200)
+    try:
+        png_sha, _path = save_signature_png(strokes, width=int(width), height=int(height),
+                                            blob_dir=store.blob_dir)
+    except SignatureError as exc:
+        raise ServiceError(field, exc.message_pt) from None
+    except ValueError as exc:
+        raise ServiceError(field, f"Traço de assinatura inválido: {exc}.") from None
+    return {"status": "signed", "png_sha256": png_sha, "note": "", "signed_at": now}
+
+
+def _witness(store: Store, witness: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None,
+                                                                       dict[str, Any] | None]:
+    """(person, signature) of an optional witness (testemunha): name, CPF, document and
+    a signature drawn on the pad; (None, None) when there is none."""
+    from inspector_app.domain.desk import normalized_person, person_problems
+
+    if not witness or not any(str(witness.get(k) or "").strip()
+                              for k in ("name", "cpf", "document")):
+        return None, None
+    _raise_problems(person_problems(witness, field="witness", who="a testemunha"))
+    signature = _desk_signature(store, witness.get("signature"), field="witness.signature",
+                                who="da testemunha", may_refuse=False)
+    return normalized_person(witness), signature
+
+
 def release_vehicle(
     *,
     store: Store,
@@ -740,10 +864,22 @@ def release_vehicle(
     payment_reference: str = "",
     compromisso_signed: bool = False,
     note: str = "",
+    receiver: Mapping[str, Any] | None = None,
+    receiver_signature: Mapping[str, Any] | None = None,
+    agent_signature: Mapping[str, Any] | None = None,
+    witness: Mapping[str, Any] | None = None,
 ) -> SealResult:
     """Termo de liberação under art. 38 (I fault fixed, II to a workshop, III payment —
     a warning only, never a block); over-age retention needs a termo de compromisso (§único).
+
+    "Falta sanada" (I) only when every fault that grounded the retention was checked again
+    (:func:`release_faults`; a partial re-check is refused). The termo names who received
+    the vehicle (name, valid CPF, document) with their signature or refusal, the
+    infractions by description and article, and carries the releasing agent's signature
+    (and an optional witness's).
     """
+    from inspector_app.domain.desk import normalized_person, person_problems, release_problems
+
     _require(session, "release_vehicle")
     held = {h["record_id"]: h for h in vehicles_held(store=store)}
     if retention_id not in held:
@@ -757,14 +893,25 @@ def release_vehicle(
             "Liberação exige falta sanada e verificada (art. 38, I) ou encaminhamento a "
             "oficina (art. 38, II).",
         )
-    if fault_fixed and not rechecked_items and not over_age:
+    faults = release_faults(store=store, retention_id=retention_id)
+    if fault_fixed and not rechecked_items and faults:
         raise ServiceError("rechecked_items", "Informe os itens verificados novamente.")
+    if fault_fixed:
+        _raise_problems(release_problems(faults, rechecked_items))
     if over_age and not compromisso_signed:
         raise ServiceError(
             "compromisso",
             "Veículo retido por idade: a liberação exige termo de compromisso de não voltar a "
             "operá-lo (art. 38, parágrafo único).",
         )
+    _raise_problems(person_problems(receiver or {}, field="receiver",
+                                    who="o recebedor do veículo"))
+    received_by = normalized_person(receiver or {})
+    receiver_sig = _desk_signature(store, receiver_signature, field="receiver_signature",
+                                   who="do recebedor do veículo", may_refuse=True)
+    agent_sig = _desk_signature(store, agent_signature, field="agent_signature",
+                                who="do agente que libera o veículo", may_refuse=False)
+    witness_person, witness_sig = _witness(store, witness)
     warnings = []
     if not payment_reference.strip():
         warnings.append(
@@ -772,6 +919,14 @@ def release_vehicle(
             "liberação não depende de pagamento (SV 21; STJ Súm. 510)."
         )
     env = retention.envelope
+    _answers, outcome = _retention_sources(store, retention)
+    infractions = [{"rule_id": i.get("rule_id"), "article": i.get("article"),
+                    "description": i.get("description")}
+                   for i in outcome.get("infractions", [])]
+    done = set(rechecked_items)
+    signatures = {"agent": agent_sig, "receiver": receiver_sig}
+    if witness_sig is not None:
+        signatures["witness"] = witness_sig
     common = {"plate_key": env["plate_key"], "holder_id": env["holder_id"],
               "occurred_on": dt.date.today().isoformat(), "refers_to": retention_id}
     body = {
@@ -782,8 +937,16 @@ def release_vehicle(
         "conditions": {"fault_fixed": fault_fixed, "rechecked_items": list(rechecked_items),
                        "workshop": workshop.strip(), "workshop_deadline": workshop_deadline,
                        "payment_reference": payment_reference.strip()},
+        "faults": [{"key": f.key, "label": f.label, "rechecked": f.key in done}
+                   for f in faults],
+        "grounds": list(grounds),
+        "infractions": infractions,
+        "receiver": received_by,
+        "signatures": signatures,
         "note": note.strip(), "warnings": warnings,
     }
+    if witness_person is not None:
+        body["witness"] = witness_person
     drafts = [RecordDraft("termo_liberacao", body, **common)]
     if over_age:
         drafts.insert(0, RecordDraft("termo_compromisso", {

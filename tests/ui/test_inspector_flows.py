@@ -384,6 +384,14 @@ def test_the_retention_desk_releases_a_held_vehicle_under_art_38(qtbot, make_she
     item = dialog.items.item(0)
     assert "DF-SEG-02" in item.text()
     item.setCheckState(Qt.CheckState.Checked)
+    click(qtbot, dialog.release_button)  # nobody named to receive the vehicle: refused
+    wait_idle(qtbot, shell)
+    assert "recebedor" in dialog.banner.text() and dialog.isVisible()
+    dialog.receiver.name.setText("Sebastião Ferreira Lima")
+    dialog.receiver.cpf.setText("169.440.601-67")
+    dialog.receiver.document.setText("CNH 01234567890")
+    sign(qtbot, dialog.receiver_signature.pad)
+    sign(qtbot, dialog.agent_signature.pad)
     click(qtbot, dialog.release_button)
     wait_idle(qtbot, shell)
 
