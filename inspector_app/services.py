@@ -304,6 +304,14 @@ def _vehicle_snapshot(store: Store, plate_text: str | None,
     return snapshot
 
 
+def unregistered_vehicle_problems(*, vehicle: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every problem with an unregistered vehicle's identification and owner as typed from
+    the CRLV (the autuado of any auto): ``(field, Portuguese message)``, none when fine."""
+    from inspector_app.domain.desk import autuado_problems
+
+    return autuado_problems({**vehicle, "registered": False})
+
+
 def _check_typed_identity(snapshot: dict[str, Any], typed: Mapping[str, Any]) -> None:
     """A RENAVAM or owner's CPF/CNPJ typed from the CRLV is checked (check digits) and
     kept normalized; a wrong one is refused at once, with its field."""

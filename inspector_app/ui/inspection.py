@@ -296,6 +296,12 @@ class VehicleStep(QWidget):
         self.doors.setRange(0, 6)
         self.doors.setSpecialValueText("não informado")
         self.renavam = QLineEdit()
+        self.renavam.setPlaceholderText("11 dígitos, como no CRLV")
+        # The autuado of an unregistered vehicle: the owner named on the CRLV.
+        self.holder_name = QLineEdit()
+        self.holder_name.setPlaceholderText("Nome ou razão social, como no CRLV")
+        self.holder_document = QLineEdit()
+        self.holder_document.setPlaceholderText("CPF ou CNPJ do proprietário")
         form = QFormLayout(self.manual)
         form.addRow(_form_label("&Marca/modelo:", self.make_model), self.make_model)
         form.addRow(_form_label("Ano do c&hassi:", self.chassis_year), self.chassis_year)
@@ -303,6 +309,9 @@ class VehicleStep(QWidget):
         form.addRow(_form_label("L&ugares:", self.seats), self.seats)
         form.addRow(_form_label("P&ortas:", self.doors), self.doors)
         form.addRow(_form_label("RE&NAVAM:", self.renavam), self.renavam)
+        form.addRow(_form_label("Proprietário (autua&do):", self.holder_name), self.holder_name)
+        form.addRow(_form_label("CPF/CN&PJ do proprietário:", self.holder_document),
+                    self.holder_document)
         self.manual.hide()
         row = QHBoxLayout()
         row.addWidget(_form_label("&Placa:", self.plate))
@@ -374,11 +383,25 @@ class VehicleStep(QWidget):
                               ("seats", self.seats), ("doors", self.doors)):
                 if spin.value():
                     manual[key] = spin.value()
-            for key, edit in (("make_model", self.make_model), ("renavam", self.renavam)):
+            edits = self.identity_fields()
+            for key, edit in edits.items():
                 if edit.text().strip():
                     manual[key] = edit.text().strip()
+            # No auto without an identified autuado and vehicle: every problem at once,
+            # the focus on the first field at fault.
+            problems = services.unregistered_vehicle_problems(vehicle=manual)
+            if problems:
+                self.banner.error("\n".join(message for _field, message in problems))
+                wrong = {field.split(".")[-1] for field, _message in problems}
+                first = next(key for key in edits if key in wrong)  # in the form's order
+                edits[first].setFocus()
+                return
         state.manual_vehicle = manual
         done()
+
+    def identity_fields(self) -> dict[str, QLineEdit]:
+        return {"make_model": self.make_model, "renavam": self.renavam,
+                "holder_name": self.holder_name, "holder_document": self.holder_document}
 
 
 # --- step 3: driver -------------------------------------------------------------------------------

@@ -210,3 +210,76 @@ def test_after_a_cancellation_the_details_say_cancelado_and_a_reprint_is_marked_
         .archived_documents(s, auto.id)])
     import hashlib
     assert hashlib.sha256(current.pdf).hexdigest() in archived
+
+
+# --- release desk (art. 38) ----------------------------------------------------------------------
+
+
+def _multi_fault_retention(data_dir, plate):
+    from uikit import NARRATIVE, STROKES
+
+    store = open_store(data_dir)
+    try:
+        session = services.login(store=store, matricula="1001", password="demo1001")
+        iid = services.start_inspection(
+            store=store, session=session, pack_id="DF_STPCR", kind="fiscalizacao",
+            location_type="terminal", place="Terminal Rural de Planaltina", plate=plate)
+        for item in ("DF-SEG-01", "DF-SEG-02"):
+            services.record_answer(store=store, inspection_id=iid, item_id=item,
+                                   result="fail", note="Constatado.")
+        for role in ("agent", "driver"):
+            services.record_signature(store=store, inspection_id=iid, role=role,
+                                      status="signed", strokes=STROKES)
+        return services.seal_inspection(store=store, session=session, inspection_id=iid,
+                                        narrative=NARRATIVE, retain=True,
+                                        retention_place="Pátio do terminal")
+    finally:
+        store.close()
+
+
+def test_the_desk_refuses_a_partial_recheck_and_releases_when_every_fault_is_checked(
+        qtbot, make_shell, data_dir, demo_facts):
+    from PySide6.QtCore import Qt
+    from uikit import sign
+
+    _multi_fault_retention(data_dir, demo_facts.df_plate)
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1003")
+    shell.main.go("retention")
+    wait_idle(qtbot, shell)
+    desk = shell.main.retention
+    click(qtbot, desk.release_button)
+    dialog = desk.release_dialog
+    dialog.fault_fixed.setChecked(True)
+    labels = [dialog.items.item(i).text() for i in range(dialog.items.count())]
+    assert any("Tacógrafo" in t for t in labels) and any("Extintor" in t for t in labels)
+    dialog.items.item(0).setCheckState(Qt.CheckState.Checked)
+    dialog.receiver.name.setText("Sebastião Ferreira Lima")
+    dialog.receiver.cpf.setText("169.440.601-67")
+    dialog.receiver.document.setText("CNH 01234567890")
+    sign(qtbot, dialog.receiver_signature.pad)
+    sign(qtbot, dialog.agent_signature.pad)
+    click(qtbot, dialog.release_button)
+    wait_idle(qtbot, shell)
+    assert dialog.isVisible()
+    assert ("Liberação por falta sanada (art. 38, I) só quando todas as faltas"
+            in dialog.banner.text())
+    assert labels[1] in dialog.banner.text()
+    assert dialog.items.hasFocus() or dialog.focusWidget() is dialog.items
+    assert in_store(qtbot, shell, lambda s: len(services.vehicles_held(store=s))) == 1
+
+    dialog.receiver.cpf.setText("169.440.601-00")  # a wrong CPF: refused, digits not given
+    for i in range(dialog.items.count()):
+        dialog.items.item(i).setCheckState(Qt.CheckState.Checked)
+    click(qtbot, dialog.release_button)
+    wait_idle(qtbot, shell)
+    assert "CPF inválido" in dialog.banner.text() and "67" not in dialog.banner.text()
+    assert dialog.focusWidget() is dialog.receiver.cpf
+    dialog.receiver.cpf.setText("169.440.601-67")
+    click(qtbot, dialog.release_button)
+    wait_idle(qtbot, shell)
+    assert not dialog.isVisible()
+    body = in_store(qtbot, shell, lambda s: __import__("json").loads(s.conn.execute(
+        "SELECT payload FROM records WHERE kind = 'termo_liberacao'").fetchone()[0]))["body"]
+    assert [f["rechecked"] for f in body["faults"]] == [True] * len(labels)
+    assert body["receiver"]["cpf"] == "16944060167"

@@ -531,6 +531,19 @@ def test_an_unregistered_plate_is_entered_by_hand_and_flagged(qtbot, make_shell,
     assert "Veículo não cadastrado" in wizard.vehicle_step.card.text()
     wizard.vehicle_step.chassis_year.setValue(2019)
     wizard.vehicle_step.seats.setValue(28)
+    wizard.vehicle_step.renavam.setText("123")
+    click(qtbot, wizard.next_button)
+    # Issue 11: no auto without an autuado: every problem shown at once, focus on the first.
+    assert wizard.step == 1
+    banner = wizard.banner.text()
+    assert "Auto de infração sem autuado: informe o nome do proprietário" in banner
+    assert "RENAVAM inválido" in banner and "marca/modelo" in banner
+    assert wizard.vehicle_step.make_model.hasFocus() or \
+        wizard.focusWidget() is wizard.vehicle_step.make_model
+    wizard.vehicle_step.make_model.setText("Mercedes-Benz OF-1721")
+    wizard.vehicle_step.renavam.setText("86769597308")
+    wizard.vehicle_step.holder_name.setText("Viação Planalto Ltda.")
+    wizard.vehicle_step.holder_document.setText("11.222.333/0001-81")
     click(qtbot, wizard.next_button)
     assert wizard.step == 2
     wizard.driver_step.absent.setChecked(True)
