@@ -572,6 +572,34 @@ def evaluate_inspection(*, store: Store, inspection_id: str,
         raise ServiceError(exc.field, exc.message) from None
 
 
+def _review_of(insp: repo.InspectionRow, outcome: Outcome, infractions: Sequence[Any], *,
+               retain: bool, retention_place: str, narrative: str) -> dict[str, Any]:
+    from inspector_app.domain.review import build_review, review_digest
+
+    content = build_review(
+        vehicle=insp.vehicle, driver=insp.driver,
+        infractions=[i.as_json() for i in infractions],
+        measure=outcome.retention.as_json(), retain=retain,
+        retention_place=retention_place, narrative=narrative,
+        withdrawal=outcome.withdrawal.as_json() if outcome.withdrawal else None)
+    return {**content, "digest": review_digest(content)}
+
+
+def review_inspection(
+    *, store: Store, inspection_id: str, removed: Mapping[str, str] | None = None,
+    added: Sequence[str] = (), retain: bool = False, retention_place: str = "",
+    narrative: str = "",
+) -> dict[str, Any]:
+    """What the driver reviews before signing (autuado, driver, each infraction with its
+    description, totals, measures, narrative) and its ``digest``; sealing with that digest
+    refuses when what would be sealed differs."""
+    insp = _inspection(store, inspection_id)
+    outcome = evaluate_inspection(store=store, inspection_id=inspection_id, added=added)
+    infractions = [i for i in outcome.infractions if i.rule_id not in (removed or {})]
+    return _review_of(insp, outcome, infractions, retain=retain,
+                      retention_place=retention_place, narrative=narrative)
+
+
 @dataclass(frozen=True)
 class SealResult:
     records: tuple[SealedRecord, ...]
@@ -593,8 +621,17 @@ def seal_inspection(
     retain: bool = False,
     retention_place: str = "",
     insecurity_justification: str = "",
+    reviewed_digest: str | None = None,
+    witness: Mapping[str, Any] | None = None,
 ) -> SealResult:
     """Seal the inspection's documents in one transaction and close it.
+
+    ``witness``: an optional testemunha (name, CPF, document, ``signature`` strokes) who
+    signs every auto and termo of the act.
+
+    ``reviewed_digest`` is the digest of the review the driver saw before signing
+    (:func:`review_inspection`): when given, sealing refuses if the content to be sealed
+    differs from it; the review is sealed with the documents either way.
 
     Removing a proposed infraction needs a reason; adding one comes from the catalogue.
     A retention needs grounds and a place where the law allows it (art. 37 §único) or a
@@ -643,6 +680,14 @@ def seal_inspection(
             warnings = [w for w in warnings if not w.startswith("A retenção não pode")]
     elif retention.required:
         warnings.append("Retenção exigida pela regra não foi aplicada pelo agente.")
+    review = _review_of(insp, outcome, infractions, retain=retain,
+                        retention_place=retention_place, narrative=narrative)
+    if reviewed_digest is not None and reviewed_digest != review["digest"]:
+        raise ServiceError(
+            "review",
+            "O conteúdo do auto mudou depois da revisão com o condutor. Volte, mostre a "
+            "revisão de novo ao condutor e colha a assinatura sobre o conteúdo atual.")
+    witness_person, witness_sig = _witness(store, witness)
     pack = _pack(insp.pack_id)
     photos = repo.photos(store, inspection_id)
     answers = repo.current_answers(store, inspection_id)
@@ -666,11 +711,15 @@ def seal_inspection(
         "photos": [{"item_id": p.item_id, "original_sha256": p.original_sha256,
                     "working_sha256": p.working_sha256, "thumb_sha256": p.thumb_sha256,
                     "name": p.original_name} for p in photos],
-        "signatures": {role: {"status": s.status, "png_sha256": s.png_sha256, "note": s.note,
-                              "signed_at": s.signed_at} for role, s in signatures.items()},
+        "signatures": {**{role: {"status": s.status, "png_sha256": s.png_sha256,
+                                 "note": s.note, "signed_at": s.signed_at}
+                          for role, s in signatures.items()},
+                       **({"witness": witness_sig} if witness_sig else {})},
+        **({"witness": witness_person} if witness_person else {}),
         "narrative": narrative.strip(),
         "retained": retain,
         "retention_place": retention_place.strip() if retain else "",
+        "review": {**review, "shown_to_driver": reviewed_digest is not None},
     }
     common = {"inspection_id": inspection_id, "plate_key": insp.plate_key,
               "holder_id": insp.vehicle.get("holder_id"), "occurred_on": insp.occurred_at[:10]}

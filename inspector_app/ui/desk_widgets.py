@@ -59,6 +59,7 @@ def signature_of(box: SignatureBox) -> dict[str, Any]:
 def receiver_box(title: str = "Assinatura do recebedor do veículo") -> SignatureBox:
     """The receiver signs on the pad or refuses (a note by the agent); never "absent"."""
     box = SignatureBox(title, driver=True)
+    box.clear_button.setText("Limpar assinatura do rece&bedor")
     if box.absent_radio is not None:
         box.absent_radio.hide()
     if box.refused_radio is not None:
@@ -75,6 +76,7 @@ class WitnessBox(QGroupBox):
         super().__init__("Testemunha (opcional)", parent)
         self.person = PersonForm("da testemunha")
         self.signature = SignatureBox("Assinatura da testemunha", driver=False)
+        self.signature.clear_button.setText("Limpar assinatura da testemun&ha")
         layout = QVBoxLayout(self)
         layout.addWidget(self.person)
         layout.addWidget(self.signature)
@@ -83,3 +85,71 @@ class WitnessBox(QGroupBox):
         if self.person.is_blank() and self.signature.pad.is_empty():
             return None
         return {**self.person.value(), "signature": signature_of(self.signature)}
+
+
+def _document_text(value: str) -> str:
+    from inspector_app.domain.identity import IdentityError, format_cnpj, format_cpf
+
+    raw = "".join(c for c in value if c.isalnum()).upper()
+    try:
+        if len(raw) == 11 and raw.isdigit():
+            return f"CPF {format_cpf(raw)}"
+        if len(raw) == 14:
+            return f"CNPJ {format_cnpj(raw)}"
+    except IdentityError:
+        pass
+    return value or "—"
+
+
+def review_html(review: dict[str, Any]) -> str:
+    """The review the driver reads before signing (``services.review_inspection``):
+    autuado, driver, each infraction with article and description, totals, measures."""
+    from html import escape
+
+    from inspector_app.ui.widgets import money_br
+
+    autuado = review.get("autuado") or {}
+    driver = review.get("driver") or {}
+    vehicle = review.get("vehicle") or {}
+    rows = [
+        ("Autuado", f"{autuado.get('name') or 'NÃO IDENTIFICADO'} – "
+                    f"{_document_text(str(autuado.get('document') or ''))}"),
+        ("Veículo", f"{vehicle.get('plate') or '—'}"
+                    + (f" – {vehicle['make_model']}" if vehicle.get("make_model") else "")),
+        ("Condutor", "ausente" if driver.get("absent") else
+         f"{driver.get('name') or 'não identificado'}"
+         + (f" – {_document_text(str(driver['cpf']))}" if driver.get("cpf") else "")),
+    ]
+    html = "<table>" + "".join(
+        f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>"
+        for k, v in rows) + "</table>"
+    infractions = review.get("infractions") or []
+    if infractions:
+        items = "".join(
+            f"<li><b>{escape(str(i.get('article')))}</b> – {escape(str(i.get('description')))}"
+            f" <span style='color:#5f6368'>({escape(str(i.get('rule_id')))})</span>: "
+            f"{escape(str(i.get('penalty')))}, {money_br(i.get('fine_brl'))}, "
+            f"{i.get('points')} ponto(s)</li>" for i in infractions)
+        html += f"<p><b>Infrações ({len(infractions)})</b></p><ul>{items}</ul>"
+    else:
+        html += "<p><b>Nenhuma infração.</b></p>"
+    totals = review.get("totals") or {}
+    if infractions:
+        fine = money_br(totals.get("fine_brl")) if totals.get("fine_brl") else "—"
+        extra = " (parcial: há infração sem valor estimado)" if totals.get(
+            "fine_incomplete") else ""
+        html += (f"<p><b>Total estimado:</b> {fine}{extra} · <b>Pontos:</b> "
+                 f"{totals.get('points', 0)}</p>")
+    measures = review.get("measures") or {}
+    if measures.get("retain"):
+        grounds = "".join(f"<li>{escape(g)}</li>" for g in measures.get("grounds") or [])
+        html += (f"<p><b>Medida administrativa:</b> retenção do veículo em "
+                 f"{escape(str(measures.get('place') or '—'))}</p><ul>{grounds}</ul>")
+    elif measures.get("withdrawal"):
+        grounds = "".join(f"<li>{escape(g)}</li>" for g in measures["withdrawal"])
+        html += f"<p><b>Medida administrativa:</b> retirada de circulação</p><ul>{grounds}</ul>"
+    else:
+        html += "<p><b>Medida administrativa:</b> nenhuma.</p>"
+    if review.get("narrative"):
+        html += f"<p><b>Narrativa do agente:</b> {escape(str(review['narrative']))}</p>"
+    return html

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from inspector_app import services
 from inspector_app.ui.checklist import ChecklistPage
 from inspector_app.ui.context import AppContext
+from inspector_app.ui.desk_widgets import WitnessBox, review_html
 from inspector_app.ui.dialogs import AbandonDialog
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.printing import PrintPanel
@@ -90,6 +91,7 @@ class WizardState:
     insecurity_justification: str = ""
     narrative: str = ""
     outcome: Any = None
+    review: Any = None  # services.review_inspection: what the driver reviewed and signs
     sealed: Any = None  # services.SealResult
 
     def summary(self) -> str:
@@ -310,7 +312,7 @@ class VehicleStep(QWidget):
         form.addRow(_form_label("P&ortas:", self.doors), self.doors)
         form.addRow(_form_label("RE&NAVAM:", self.renavam), self.renavam)
         form.addRow(_form_label("Proprietário (autua&do):", self.holder_name), self.holder_name)
-        form.addRow(_form_label("CPF/CN&PJ do proprietário:", self.holder_document),
+        form.addRow(_form_label("CPF/CNP&J do proprietário:", self.holder_document),
                     self.holder_document)
         self.manual.hide()
         row = QHBoxLayout()
@@ -547,14 +549,32 @@ class DriverStep(QWidget):
 
 
 class SignaturesStep(QWidget):
+    """The driver reviews what will be sealed (autuado, driver, each infraction with its
+    description, totals, measures) and then signs; the review's digest goes with the seal,
+    which refuses any other content."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.review_box = QGroupBox("Revisão pelo condutor antes de assinar")
+        self.review = QLabel("")
+        self.review.setWordWrap(True)
+        self.review.setTextFormat(Qt.TextFormat.RichText)
+        self.review.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        review_hint = QLabel("Leia com o condutor: é exatamente isto que será selado.")
+        review_hint.setWordWrap(True)
+        review_hint.setStyleSheet("color:#5f6368;")
+        review_layout = QVBoxLayout(self.review_box)
+        review_layout.addWidget(review_hint)
+        review_layout.addWidget(self.review)
         self.agent = SignatureBox("Assinatura do agente", driver=False)
         self.driver = SignatureBox("Condutor", driver=True)
+        self.witness = WitnessBox()
         content = QWidget()
         layout = QVBoxLayout(content)
+        layout.addWidget(self.review_box)
         layout.addWidget(self.agent)
         layout.addWidget(self.driver)
+        layout.addWidget(self.witness)
         layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -918,7 +938,21 @@ class InspectionWizard(QWidget):
         if self._result_recalculated:  # seen and confirmed on the recalculated outcome
             self._result_recalculated = False
             self._show_registry_notice()
-        self._go(SIGNATURES)
+        state = self.state
+        kwargs = {"inspection_id": state.inspection_id, "removed": dict(state.removed),
+                  "added": tuple(state.added), "retain": state.retain,
+                  "retention_place": state.retention_place, "narrative": state.narrative}
+
+        def reviewed(review: Any) -> None:
+            self._set_busy(False)
+            state.review = review
+            self.signatures.review.setText(review_html(review))
+            self._go(SIGNATURES)
+
+        self._set_busy(True)
+        self.ctx.tasks.run_store(
+            lambda store: services.review_inspection(store=store, **kwargs), reviewed,
+            self._failed, owner=self)
 
     def _next_from_signatures(self) -> None:
         agent, driver = self.signatures.agent, self.signatures.driver
@@ -962,7 +996,11 @@ class InspectionWizard(QWidget):
         lines = [f"<b>{escape(state.summary())}</b>"]
         if state.kind == "vistoria":
             lines.append("Auto de vistoria: " + ("REPROVADO" if active else "APROVADO"))
-        lines.extend(f"Infração {escape(i.rule_id)} – {escape(i.article)}" for i in active)
+        if state.review is not None:  # autuado, driver, rules with descriptions, totals
+            lines.append(review_html(state.review))
+        else:
+            lines.extend(f"Infração {escape(i.rule_id)} – {escape(i.article)}: "
+                         f"{escape(i.description)}" for i in active)
         lines.extend(f"Retirada pelo agente: {escape(r)} (motivo: {escape(why)})"
                      for r, why in state.removed.items())
         if state.retain:
@@ -982,6 +1020,9 @@ class InspectionWizard(QWidget):
             "added": tuple(state.added), "retain": state.retain,
             "retention_place": state.retention_place,
             "insecurity_justification": state.insecurity_justification,
+            # what the driver reviewed before signing: sealing refuses any other content
+            "reviewed_digest": state.review["digest"] if state.review else None,
+            "witness": self.signatures.witness.value(),
         }
 
         def sealed(result: Any) -> None:

@@ -164,6 +164,7 @@ class ReleaseDialog(QDialog):
         self.receiver_signature = receiver_box()
         self.agent_signature = SignatureBox("Assinatura do agente que libera o veículo",
                                             driver=False)
+        self.agent_signature.clear_button.setText("Limpar assinatura do a&gente")
         self.witness = WitnessBox()
         self.banner = Banner()
         self.release_button = big_button("&Liberar veículo", primary=True)

@@ -336,3 +336,118 @@ def test_an_unregistered_vehicle_with_the_crlv_owner_seals_an_auto_naming_the_au
     text = " ".join(" ".join(p.extract_text().split()) for p in
                     PdfReader(io.BytesIO(render_document(auto, blob_dir=store.blob_dir))).pages)
     assert "Viação Planalto Ltda." in text and "11.222.333/0001-81" in text
+
+
+# --- the driver reviews before signing; what is signed is what is sealed ---------------------
+
+
+def test_the_sealed_auto_carries_exactly_the_review_the_driver_saw(store):
+    session = login(store, "1001")
+    iid = inspection(store, session, fails=("DF-SEG-01", "DF-SEG-02"))
+    review = services.review_inspection(store=store, inspection_id=iid, retain=True,
+                                        retention_place="Pátio do terminal",
+                                        narrative=NARRATIVE)
+    # What the driver reads: autuado, driver, each infraction with its description,
+    # totals and measures.
+    assert review["autuado"]["name"] and review["autuado"]["document"]
+    assert [i["rule_id"] for i in review["infractions"]] == ["DF15154.29.VIII",
+                                                             "DF15154.29.XIII"]
+    assert all(i["description"] and i["article"] for i in review["infractions"])
+    assert review["totals"]["count"] == 2 and review["totals"]["fine_brl"] == "440.00"
+    assert review["measures"]["retain"] and review["measures"]["grounds"]
+    sign(store, iid)
+    result = services.seal_inspection(
+        store=store, session=session, inspection_id=iid, narrative=NARRATIVE, retain=True,
+        retention_place="Pátio do terminal", reviewed_digest=review["digest"])
+    body = result.of_kind("auto_infracao").envelope["body"]
+    sealed = {k: v for k, v in body["review"].items() if k != "shown_to_driver"}
+    assert sealed == review
+    assert body["review"]["shown_to_driver"] is True
+    # ...and the review is the auto's own content, not a side note.
+    assert [(i["rule_id"], i["description"], i["fine_brl"], i["points"])
+            for i in body["outcome"]["infractions"]] == [
+        (i["rule_id"], i["description"], i["fine_brl"], i["points"])
+        for i in review["infractions"]]
+    assert body["vehicle"]["holder_name"] == review["autuado"]["name"]
+    assert body["narrative"] == review["narrative"]
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"removed": {"DF15154.29.VIII": "Tacógrafo apresentado em seguida pelo condutor."}},
+         "an infraction removed after the review"),
+        ({"narrative": NARRATIVE + " Acrescentado depois."}, "narrative changed"),
+        ({"retain": False, "retention_place": ""}, "measure dropped"),
+    ],
+)
+def test_sealing_other_content_than_the_reviewed_one_is_refused(store, change, why):
+    session = login(store, "1001")
+    iid = inspection(store, session, fails=("DF-SEG-01", "DF-SEG-02"))
+    seen = {"retain": True, "retention_place": "Pátio do terminal", "narrative": NARRATIVE}
+    review = services.review_inspection(store=store, inspection_id=iid, **seen)
+    sign(store, iid)
+    with pytest.raises(ServiceError) as err:
+        services.seal_inspection(store=store, session=session, inspection_id=iid,
+                                 reviewed_digest=review["digest"], **{**seen, **change})
+    assert err.value.field == "review", why
+    assert "mudou depois da revisão" in err.value.message_pt
+    assert count(store, "auto_infracao") == 0
+
+
+def test_a_new_answer_after_the_review_is_refused_at_sealing(store):
+    session = login(store, "1001")
+    iid = inspection(store, session)
+    review = services.review_inspection(store=store, inspection_id=iid, narrative=NARRATIVE)
+    services.record_answer(store=store, inspection_id=iid, item_id="DF-SEG-01",
+                           result="fail", note="Constatado depois.")
+    sign(store, iid)
+    with pytest.raises(ServiceError, match="mudou depois da revisão"):
+        services.seal_inspection(store=store, session=session, inspection_id=iid,
+                                 narrative=NARRATIVE, reviewed_digest=review["digest"])
+
+
+# --- witness (testemunha) -------------------------------------------------------------------
+
+WITNESS = {"name": "Maria das Dores Pereira", "cpf": "529.982.247-25",
+           "document": "RG 1.234.567 SSP/DF", "signature": {"strokes": STROKES}}
+
+
+def test_an_optional_witness_signs_the_auto_and_the_termo(store):
+    session = login(store, "1001")
+    iid = inspection(store, session)
+    sign(store, iid)
+    result = services.seal_inspection(store=store, session=session, inspection_id=iid,
+                                      narrative=NARRATIVE, retain=True,
+                                      retention_place="Pátio do terminal", witness=WITNESS)
+    import io
+
+    from pypdf import PdfReader
+
+    from inspector_app.documents import render_document
+    for kind in ("auto_infracao", "termo_retencao"):
+        record = result.of_kind(kind)
+        body = record.envelope["body"]
+        assert body["witness"] == {"name": "Maria das Dores Pereira", "cpf": "52998224725",
+                                   "document": "RG 1.234.567 SSP/DF"}
+        assert body["signatures"]["witness"]["status"] == "signed"
+        text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(
+            io.BytesIO(render_document(record, blob_dir=store.blob_dir))).pages)
+        assert "Testemunha: Maria das Dores Pereira – CPF 529.982.247-25" in text, kind
+    termo = result.of_kind("termo_retencao")
+    [lib] = release(store, termo, rechecked_items=["DF-SEG-02"], witness=WITNESS).records
+    assert lib.envelope["body"]["witness"]["cpf"] == "52998224725"
+
+
+def test_without_a_witness_nothing_is_asked_and_a_half_filled_one_is_refused(store):
+    session = login(store, "1001")
+    iid = inspection(store, session)
+    sign(store, iid)
+    with pytest.raises(ServiceError) as err:
+        services.seal_inspection(store=store, session=session, inspection_id=iid,
+                                 narrative=NARRATIVE,
+                                 witness={**WITNESS, "cpf": "529.982.247-00"})
+    assert err.value.field == "witness.cpf" and "esperado" not in err.value.message_pt
+    auto = services.seal_inspection(store=store, session=session, inspection_id=iid,
+                                    narrative=NARRATIVE, witness=None).of_kind("auto_infracao")
+    assert "witness" not in auto.envelope["body"]

@@ -283,3 +283,76 @@ def test_the_desk_refuses_a_partial_recheck_and_releases_when_every_fault_is_che
         "SELECT payload FROM records WHERE kind = 'termo_liberacao'").fetchone()[0]))["body"]
     assert [f["rechecked"] for f in body["faults"]] == [True] * len(labels)
     assert body["receiver"]["cpf"] == "16944060167"
+
+
+# --- the driver reviews before signing; witness --------------------------------------------------
+
+
+def test_the_driver_reviews_autuado_infractions_totals_and_measures_before_signing(
+        qtbot, make_shell, data_dir, demo_facts):
+    import json
+
+    from PySide6.QtCore import Qt
+    from uikit import NARRATIVE, sign, start_inspection
+
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    wizard = start_inspection(qtbot, shell, pack="DF_STPCR", place="Terminal de Planaltina",
+                              location="terminal", plate=demo_facts.df_plate,
+                              driver_cpf=demo_facts.df_driver_cpf)
+    qtbot.keyClick(wizard.checklist.rows["DF-SEG-01"], Qt.Key.Key_N)
+    qtbot.keyClick(wizard.checklist.rows["DF-SEG-02"], Qt.Key.Key_N)
+    wait_idle(qtbot, shell)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    wizard.result.narrative.setPlainText(NARRATIVE)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    assert wizard.step == 5
+    review = " ".join(wizard.signatures.review.text().split())
+    state = wizard.state.review
+    assert state["autuado"]["name"] in review
+    for inf in state["infractions"]:
+        assert inf["description"] in review and inf["article"] in review
+    assert "Total estimado" in review and "R$ 440,00" in review
+    assert "retenção do veículo" in review
+    # The review is above the pads: read first.
+    box, agent = wizard.signatures.review_box, wizard.signatures.agent
+    assert box.mapTo(wizard.signatures, box.rect().topLeft()).y() < \
+        agent.mapTo(wizard.signatures, agent.rect().topLeft()).y()
+
+    sign(qtbot, wizard.signatures.agent.pad)
+    sign(qtbot, wizard.signatures.driver.pad)
+    witness = wizard.signatures.witness
+    witness.person.name.setText("Maria das Dores Pereira")
+    witness.person.cpf.setText("529.982.247-25")
+    witness.person.document.setText("RG 1.234.567 SSP/DF")
+    sign(qtbot, witness.signature.pad)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    summary = " ".join(wizard.seal_step.summary.text().split())
+    assert state["autuado"]["name"] in summary and "Total estimado" in summary
+    assert all(i["description"] in summary for i in state["infractions"])
+    click(qtbot, wizard.next_button)  # Selar
+    wait_idle(qtbot, shell)
+    assert wizard.step == 7, wizard.banner.text()
+    body = in_store(qtbot, shell, lambda s: json.loads(s.conn.execute(
+        "SELECT payload FROM records WHERE kind = 'auto_infracao'").fetchone()[0]))["body"]
+    assert {k: v for k, v in body["review"].items() if k != "shown_to_driver"} == state
+    assert body["review"]["shown_to_driver"] is True
+    assert body["witness"]["name"] == "Maria das Dores Pereira"
+    assert body["signatures"]["witness"]["status"] == "signed"
+
+
+def test_the_catalogue_and_the_result_show_each_rule_with_its_description(
+        qtbot, make_shell, data_dir):
+    from inspector_app.packs import get_pack
+    from inspector_app.ui.dialogs import CatalogueDialog
+
+    pack = get_pack("DF_STPCR")
+    dialog = CatalogueDialog(None, pack, set())
+    qtbot.addWidget(dialog)
+    for row in range(dialog.list.count()):
+        item = dialog.list.item(row)
+        rule = pack.rules[item.data(256)]
+        assert rule.description in item.text()

@@ -152,6 +152,7 @@ def test_df_stpcr_at_a_control_point_two_failures_retention_refusal_sealed_and_p
     result.narrative.setPlainText(NARRATIVE)
 
     click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)  # the review the driver reads is built on the store worker
     assert wizard.step == 5
     sign(qtbot, wizard.signatures.agent.pad)
     assert not wizard.signatures.agent.pad.is_empty()
@@ -261,6 +262,7 @@ def test_a_jf_1972_vistoria_answered_by_keyboard_is_approved_and_sealed(
     assert wizard.result.active_infractions() == []
     assert "válida até" in wizard.result.vistoria.text()
     click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
     sign(qtbot, wizard.signatures.agent.pad)
     click(qtbot, wizard.next_button)
     wait_idle(qtbot, shell)
