@@ -356,3 +356,27 @@ def test_the_catalogue_and_the_result_show_each_rule_with_its_description(
         item = dialog.list.item(row)
         rule = pack.rules[item.data(256)]
         assert rule.description in item.text()
+
+
+def test_the_rule_chooser_of_a_failed_item_shows_article_and_description(
+        qtbot, make_shell, data_dir, demo_facts):
+    from PySide6.QtCore import Qt
+    from uikit import start_inspection
+
+    from inspector_app.packs import get_pack
+
+    pack = get_pack("DF_STPCR")
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    wizard = start_inspection(qtbot, shell, pack="DF_STPCR", place="Terminal de Planaltina",
+                              location="terminal", plate=demo_facts.df_plate)
+    row = wizard.checklist.rows["DF-SEG-01"]  # tacógrafo: a default rule and an option
+    qtbot.keyClick(row, Qt.Key.Key_N)
+    wait_idle(qtbot, shell)
+    combo = row.rules_combo
+    assert combo.isVisibleTo(row) and combo.count() == 2
+    for index, rule_id in ((0, "DF15154.29.VIII"), (1, "DF15154.29.XIII")):
+        rule = pack.rules[rule_id]
+        text = combo.itemText(index)
+        assert rule.description in text and rule.article in text, text
+        assert combo.itemData(index, Qt.ItemDataRole.ToolTipRole) == text
