@@ -470,6 +470,32 @@ def update_inspection(*, store: Store, inspection_id: str, driver: Mapping[str, 
         repo.update_open(store, inspection_id, changes)
 
 
+_AUTUADO_KEYS = ("make_model", "renavam", "holder_name", "holder_document")
+
+
+def identify_autuado(*, store: Store, inspection_id: str, vehicle: Mapping[str, Any]) -> None:
+    """Complete an open inspection's autuado and vehicle identification when sealing found
+    them missing: the owner from the CRLV, RENAVAM and make/model of an unregistered
+    vehicle, or the permit holder a registered vehicle's registry lacks (never replacing
+    what the registry says). Typed values are checked (check digits) and kept normalized."""
+    insp = _open_inspection(store, inspection_id)
+    registered = bool(insp.vehicle.get("registered"))
+    snapshot = dict(insp.vehicle)
+    typed: dict[str, Any] = {}
+    for key, value in vehicle.items():
+        if key not in _AUTUADO_KEYS:
+            raise ServiceError(f"vehicle.{key}", f"Campo de veículo desconhecido: {key}.")
+        text = str(value or "").strip()
+        if not text:
+            continue
+        if registered and snapshot.get(key):
+            continue  # the registry's data stands
+        typed[key] = text
+        snapshot[key] = text
+    _check_typed_identity(snapshot, typed)
+    repo.update_open(store, inspection_id, {"vehicle": snapshot})
+
+
 def attach_photo(*, store: Store, inspection_id: str, source: Path,
                  item_id: str | None = None) -> int:
     """Import a photo (EXIF orientation applied, original kept, hashes of both)."""

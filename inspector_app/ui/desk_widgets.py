@@ -153,3 +153,44 @@ def review_html(review: dict[str, Any]) -> str:
     if review.get("narrative"):
         html += f"<p><b>Narrativa do agente:</b> {escape(str(review['narrative']))}</p>"
     return html
+
+
+class AutuadoForm(QGroupBox):
+    """Shown at the seal step when sealing found the autuado or the vehicle identification
+    missing (``services.identify_autuado``): the fields at fault, the focus on the first."""
+
+    FIELDS = (("make_model", "Marca/modelo (CRLV):", "ex.: Mercedes-Benz OF-1721"),
+              ("renavam", "RENAVAM:", "11 dígitos, como no CRLV"),
+              ("holder_name", "Autuado (nome ou razão social):", "como no CRLV ou no cadastro"),
+              ("holder_document", "CPF/CNPJ do autuado:", "CPF ou CNPJ"))
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Autuado e identificação do veículo", parent)
+        self.edits: dict[str, QLineEdit] = {}
+        form = QFormLayout(self)
+        for key, text, hint in self.FIELDS:
+            edit = QLineEdit()
+            edit.setPlaceholderText(hint)
+            edit.setAccessibleName(text.rstrip(":"))
+            label = QLabel(text)
+            label.setBuddy(edit)
+            form.addRow(label, edit)
+            self.edits[key] = edit
+        self.hide()
+
+    def ask(self, vehicle: dict[str, Any], fields: list[str]) -> None:
+        """Show the form with what the inspection has, the focus on the first field at
+        fault (in the form's order)."""
+        for key, edit in self.edits.items():
+            if not edit.text().strip():
+                edit.setText(str(vehicle.get(key) or ""))
+        self.show()
+        wrong = {f.split(".")[-1] for f in fields}
+        first = next((k for k in self.edits if k in wrong), None)
+        if first is not None:
+            self.edits[first].setFocus()
+
+    def value(self) -> dict[str, str] | None:
+        if not self.isVisible():
+            return None
+        return {key: edit.text().strip() for key, edit in self.edits.items()}

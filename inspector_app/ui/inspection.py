@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 from inspector_app import services
 from inspector_app.ui.checklist import ChecklistPage
 from inspector_app.ui.context import AppContext
-from inspector_app.ui.desk_widgets import WitnessBox, review_html
+from inspector_app.ui.desk_widgets import AutuadoForm, WitnessBox, review_html
 from inspector_app.ui.dialogs import AbandonDialog
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.printing import PrintPanel
@@ -594,8 +594,10 @@ class SealStep(QWidget):
                          "por cancelamento (supervisor) ou retificação, em novo registro.")
         warning.setWordWrap(True)
         warning.setStyleSheet("color:#5c4400;")
+        self.autuado = AutuadoForm()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
+        layout.addWidget(self.autuado)
         layout.addWidget(warning)
         layout.addStretch(1)
 
@@ -938,6 +940,10 @@ class InspectionWizard(QWidget):
         if self._result_recalculated:  # seen and confirmed on the recalculated outcome
             self._result_recalculated = False
             self._show_registry_notice()
+        self._load_review()
+
+    def _load_review(self, notice: str = "") -> None:
+        """Build what the driver reviews (store worker) and open the signature step on it."""
         state = self.state
         kwargs = {"inspection_id": state.inspection_id, "removed": dict(state.removed),
                   "added": tuple(state.added), "retain": state.retain,
@@ -948,6 +954,9 @@ class InspectionWizard(QWidget):
             state.review = review
             self.signatures.review.setText(review_html(review))
             self._go(SIGNATURES)
+            if notice:
+                self.signatures.driver.pad.clear()  # the driver signs the new content
+                self.banner.show_message(notice, "warning")
 
         self._set_busy(True)
         self.ctx.tasks.run_store(
@@ -1040,10 +1049,32 @@ class InspectionWizard(QWidget):
             self.inspection_did_seal.emit(result)
             self.ctx.records_did_change.emit()
 
+        typed = self.seal_step.autuado.value()
+
+        def seal(store: Any) -> Any:
+            if typed is not None:  # completed after a refusal for want of an autuado
+                services.identify_autuado(store=store, inspection_id=state.inspection_id,
+                                          vehicle=typed)
+            return services.seal_inspection(store=store, **kwargs)
+
+        def failed(exc: BaseException) -> None:
+            self._failed(exc)
+            fields = [f for f, _m in getattr(exc, "problems", ())] or \
+                [getattr(exc, "field", "")]
+            if fields == ["review"]:  # the content changed after the driver reviewed it
+                self._load_review(describe_error(exc))
+                return
+            if any(f.startswith("vehicle.") for f in fields):
+                # No auto without an autuado: the fields at fault, the focus on the first.
+                from inspector_app.store import inspections as repo
+
+                self.ctx.tasks.run_store(
+                    lambda store: repo.get_inspection(store, state.inspection_id).vehicle,
+                    lambda vehicle: self.seal_step.autuado.ask(dict(vehicle), fields),
+                    self._failed, owner=self)
+
         self._set_busy(True)
-        self.ctx.tasks.run_store(
-            lambda store: services.seal_inspection(store=store, **kwargs), sealed,
-            self._failed, owner=self)
+        self.ctx.tasks.run_store(seal, sealed, failed, owner=self)
 
     def _finish(self) -> None:
         self.did_finish.emit()

@@ -380,3 +380,75 @@ def test_the_rule_chooser_of_a_failed_item_shows_article_and_description(
         text = combo.itemText(index)
         assert rule.description in text and rule.article in text, text
         assert combo.itemData(index, Qt.ItemDataRole.ToolTipRole) == text
+
+
+# --- sealing without an autuado ------------------------------------------------------------------
+
+
+def test_sealing_without_an_autuado_is_refused_and_asks_for_it_with_the_focus_on_the_field(
+        qtbot, make_shell, data_dir):
+    """An inspection of an unregistered vehicle opened without the CRLV owner (the issue's
+    case: RENAVAM "123"-like gaps, empty make/model) is never sealed with "—" as autuado."""
+    import json
+
+    from uikit import NARRATIVE, sign
+
+    store = open_store(data_dir)
+    try:
+        session = services.login(store=store, matricula="1001", password="demo1001")
+        iid = services.start_inspection(
+            store=store, session=session, pack_id="DF_STPCR", kind="fiscalizacao",
+            location_type="terminal", place="Terminal de Brazlândia", plate="ZZZ9Z99")
+        services.record_answer(store=store, inspection_id=iid, item_id="DF-SEG-02",
+                               result="fail", note="Extintor ausente.")
+    finally:
+        store.close()
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    click(qtbot, shell.main.today.resume_button)
+    wait_idle(qtbot, shell)
+    wizard = shell.main.wizard
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    wizard.result.narrative.setPlainText(NARRATIVE)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    sign(qtbot, wizard.signatures.agent.pad)
+    sign(qtbot, wizard.signatures.driver.pad)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    assert "NÃO IDENTIFICADO" in wizard.seal_step.summary.text()
+    click(qtbot, wizard.next_button)  # Selar: refused
+    wait_idle(qtbot, shell)
+    assert wizard.step == 6
+    text = wizard.banner.text()
+    assert "Auto de infração sem autuado: informe o nome do proprietário do veículo" in text
+    assert "marca/modelo" in text and "RENAVAM não informado" in text
+    form = wizard.seal_step.autuado
+    assert form.isVisible()
+    assert form.edits["make_model"].hasFocus() or wizard.focusWidget() is \
+        form.edits["make_model"]
+    assert in_store(qtbot, shell, lambda s: s.conn.execute(
+        "SELECT COUNT(*) FROM records").fetchone()[0]) == 0
+
+    form.edits["make_model"].setText("Mercedes-Benz OF-1721")
+    form.edits["renavam"].setText("86769597308")
+    form.edits["holder_name"].setText("Viação Planalto Ltda.")
+    form.edits["holder_document"].setText("11.222.333/0001-81")
+    click(qtbot, wizard.next_button)  # Selar again: the content changed since the review
+    wait_idle(qtbot, shell)
+    assert wizard.step == 5
+    assert "mudou depois da revisão" in wizard.banner.text()
+    assert "Viação Planalto Ltda." in wizard.signatures.review.text()
+    assert wizard.signatures.driver.pad.is_empty()
+    sign(qtbot, wizard.signatures.driver.pad)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    click(qtbot, wizard.next_button)  # Selar
+    wait_idle(qtbot, shell)
+    assert wizard.step == 7, wizard.banner.text()
+    body = in_store(qtbot, shell, lambda s: json.loads(s.conn.execute(
+        "SELECT payload FROM records WHERE kind = 'auto_infracao'").fetchone()[0]))["body"]
+    assert (body["vehicle"]["holder_name"], body["vehicle"]["holder_document"]) == (
+        "Viação Planalto Ltda.", "11222333000181")
+    assert body["review"]["autuado"]["name"] == "Viação Planalto Ltda."
