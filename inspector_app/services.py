@@ -54,6 +54,22 @@ class ServiceError(ValueError):
         super().__init__(f"{field}: {message_pt}")
 
 
+class ServiceProblems(ServiceError):
+    """Several problems found at once: ``problems`` lists every (field, message); ``field``
+    and ``message_pt`` describe them all (the first field is where the focus goes)."""
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(self.problems[0][0], " ".join(m for _f, m in self.problems))
+
+
+def _raise_problems(problems: Sequence[tuple[str, str]]) -> None:
+    if len(problems) == 1:
+        raise ServiceError(*problems[0])
+    if problems:
+        raise ServiceProblems(problems)
+
+
 # --- rules engine ---------------------------------------------------------------------------
 
 
@@ -292,10 +308,43 @@ def _vehicle_snapshot(store: Store, plate_text: str | None,
             snapshot["registered"] = False
     for key, value in (manual or {}).items():
         if key not in ("chassis_year", "body_year", "seats", "doors", "make_model", "renavam",
-                       "fleet_number", "insurance_valid_until", "last_vistoria"):
+                       "fleet_number", "insurance_valid_until", "last_vistoria",
+                       "holder_name", "holder_document"):
             raise ServiceError(f"vehicle.{key}", f"Campo de veículo desconhecido: {key}.")
+        if key in ("holder_name", "holder_document") and snapshot.get(key):
+            continue  # the registry's permit holder is the autuado, never a typed one
         snapshot[key] = value
+    _check_typed_identity(snapshot, manual or {})
     return snapshot
+
+
+def unregistered_vehicle_problems(*, vehicle: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every problem with an unregistered vehicle's identification and owner as typed from
+    the CRLV (the autuado of any auto): ``(field, Portuguese message)``, none when fine."""
+    from inspector_app.domain.desk import autuado_problems
+
+    return autuado_problems({**vehicle, "registered": False})
+
+
+def _check_typed_identity(snapshot: dict[str, Any], typed: Mapping[str, Any]) -> None:
+    """A RENAVAM or owner's CPF/CNPJ typed from the CRLV is checked (check digits) and
+    kept normalized; a wrong one is refused at once, with its field."""
+    from inspector_app.domain.desk import parse_document
+    from inspector_app.domain.identity import normalize_renavam
+
+    if typed.get("renavam"):
+        try:
+            snapshot["renavam"] = normalize_renavam(str(typed["renavam"]))
+        except IdentityError as exc:
+            raise ServiceError("vehicle.renavam", exc.message) from None
+    if typed.get("holder_document") and snapshot.get("holder_document") == \
+            typed["holder_document"]:
+        try:
+            snapshot["holder_document"] = parse_document(str(typed["holder_document"]))[1]
+        except IdentityError as exc:
+            raise ServiceError("vehicle.holder_document", exc.message) from None
+    if typed.get("holder_name") and snapshot.get("holder_name") == typed["holder_name"]:
+        snapshot["holder_name"] = " ".join(str(typed["holder_name"]).split())
 
 
 def _facts_of(view: Any) -> dict[str, Any]:
@@ -433,6 +482,32 @@ def update_inspection(*, store: Store, inspection_id: str, driver: Mapping[str, 
         except CaseError as exc:
             raise ServiceError(exc.field, exc.message_pt) from None
         repo.update_open(store, inspection_id, changes)
+
+
+_AUTUADO_KEYS = ("make_model", "renavam", "holder_name", "holder_document")
+
+
+def identify_autuado(*, store: Store, inspection_id: str, vehicle: Mapping[str, Any]) -> None:
+    """Complete an open inspection's autuado and vehicle identification when sealing found
+    them missing: the owner from the CRLV, RENAVAM and make/model of an unregistered
+    vehicle, or the permit holder a registered vehicle's registry lacks (never replacing
+    what the registry says). Typed values are checked (check digits) and kept normalized."""
+    insp = _open_inspection(store, inspection_id)
+    registered = bool(insp.vehicle.get("registered"))
+    snapshot = dict(insp.vehicle)
+    typed: dict[str, Any] = {}
+    for key, value in vehicle.items():
+        if key not in _AUTUADO_KEYS:
+            raise ServiceError(f"vehicle.{key}", f"Campo de veículo desconhecido: {key}.")
+        text = str(value or "").strip()
+        if not text:
+            continue
+        if registered and snapshot.get(key):
+            continue  # the registry's data stands
+        typed[key] = text
+        snapshot[key] = text
+    _check_typed_identity(snapshot, typed)
+    repo.update_open(store, inspection_id, {"vehicle": snapshot})
 
 
 def attach_photo(*, store: Store, inspection_id: str, source: Path,
@@ -580,6 +655,34 @@ def evaluate_inspection(*, store: Store, inspection_id: str,
         raise ServiceError(exc.field, exc.message_pt) from None
 
 
+def _review_of(insp: repo.InspectionRow, outcome: Outcome, infractions: Sequence[Any], *,
+               retain: bool, retention_place: str, narrative: str) -> dict[str, Any]:
+    from inspector_app.domain.review import build_review, review_digest
+
+    content = build_review(
+        vehicle=insp.vehicle, driver=insp.driver,
+        infractions=[i.as_json() for i in infractions],
+        measure=outcome.retention.as_json(), retain=retain,
+        retention_place=retention_place, narrative=narrative,
+        withdrawal=outcome.withdrawal.as_json() if outcome.withdrawal else None)
+    return {**content, "digest": review_digest(content)}
+
+
+def review_inspection(
+    *, store: Store, inspection_id: str, removed: Mapping[str, str] | None = None,
+    added: Sequence[str] = (), retain: bool = False, retention_place: str = "",
+    narrative: str = "",
+) -> dict[str, Any]:
+    """What the driver reviews before signing (autuado, driver, each infraction with its
+    description, totals, measures, narrative) and its ``digest``; sealing with that digest
+    refuses when what would be sealed differs."""
+    insp = _inspection(store, inspection_id)
+    outcome = evaluate_inspection(store=store, inspection_id=inspection_id, added=added)
+    infractions = [i for i in outcome.infractions if i.rule_id not in (removed or {})]
+    return _review_of(insp, outcome, infractions, retain=retain,
+                      retention_place=retention_place, narrative=narrative)
+
+
 @dataclass(frozen=True)
 class SealResult:
     records: tuple[SealedRecord, ...]
@@ -601,8 +704,17 @@ def seal_inspection(
     retain: bool = False,
     retention_place: str = "",
     insecurity_justification: str = "",
+    reviewed_digest: str | None = None,
+    witness: Mapping[str, Any] | None = None,
 ) -> SealResult:
     """Seal the inspection's documents in one transaction and close it.
+
+    ``witness``: an optional testemunha (name, CPF, document, ``signature`` strokes) who
+    signs every auto and termo of the act.
+
+    ``reviewed_digest`` is the digest of the review the driver saw before signing
+    (:func:`review_inspection`): when given, sealing refuses if the content to be sealed
+    differs from it; the review is sealed with the documents either way.
 
     Removing a proposed infraction needs a reason; adding one comes from the catalogue.
     A retention needs grounds and a place where the law allows it (art. 37 §único) or a
@@ -629,6 +741,10 @@ def seal_inspection(
         )
     if infractions and not narrative.strip():
         raise ServiceError("narrative", "Descreva os fatos (narrativa do agente).")
+    if infractions:  # no auto de infração without an identified autuado and vehicle
+        from inspector_app.domain.desk import autuado_problems
+
+        _raise_problems(autuado_problems(insp.vehicle))
     warnings = list(outcome.warnings)
     retention = outcome.retention
     if retain:
@@ -647,6 +763,14 @@ def seal_inspection(
             warnings = [w for w in warnings if not w.startswith("A retenção não pode")]
     elif retention.required:
         warnings.append("Retenção exigida pela regra não foi aplicada pelo agente.")
+    review = _review_of(insp, outcome, infractions, retain=retain,
+                        retention_place=retention_place, narrative=narrative)
+    if reviewed_digest is not None and reviewed_digest != review["digest"]:
+        raise ServiceError(
+            "review",
+            "O conteúdo do auto mudou depois da revisão com o condutor. Volte, mostre a "
+            "revisão de novo ao condutor e colha a assinatura sobre o conteúdo atual.")
+    witness_person, witness_sig = _witness(store, witness)
     pack = _pack(insp.pack_id)
     photos = repo.photos(store, inspection_id)
     answers = repo.current_answers(store, inspection_id)
@@ -670,11 +794,15 @@ def seal_inspection(
         "photos": [{"item_id": p.item_id, "original_sha256": p.original_sha256,
                     "working_sha256": p.working_sha256, "thumb_sha256": p.thumb_sha256,
                     "name": p.original_name} for p in photos],
-        "signatures": {role: {"status": s.status, "png_sha256": s.png_sha256, "note": s.note,
-                              "signed_at": s.signed_at} for role, s in signatures.items()},
+        "signatures": {**{role: {"status": s.status, "png_sha256": s.png_sha256,
+                                 "note": s.note, "signed_at": s.signed_at}
+                          for role, s in signatures.items()},
+                       **({"witness": witness_sig} if witness_sig else {})},
+        **({"witness": witness_person} if witness_person else {}),
         "narrative": narrative.strip(),
         "retained": retain,
         "retention_place": retention_place.strip() if retain else "",
+        "review": {**review, "shown_to_driver": reviewed_digest is not None},
     }
     common = {"inspection_id": inspection_id, "plate_key": insp.plate_key,
               "holder_id": insp.vehicle.get("holder_id"), "occurred_on": insp.occurred_at[:10]}
@@ -785,6 +913,85 @@ def vehicles_held(*, store: Store) -> list[dict[str, Any]]:
     return out
 
 
+def _retention_sources(store: Store, retention: SealedRecord) -> tuple[dict[str, Any],
+                                                                        dict[str, Any]]:
+    """(answers, outcome) of the auto a termo de retenção was sealed with."""
+    body = retention.envelope["body"]
+    answers, outcome = body.get("answers"), body.get("outcome")
+    ref = retention.envelope.get("refers_to")
+    if (answers is None or outcome is None) and ref:
+        auto = load_record(store, str(ref)).envelope["body"]
+        answers = auto.get("answers") if answers is None else answers
+        outcome = auto.get("outcome") if outcome is None else outcome
+    return dict(answers or {}), dict(outcome or {})
+
+
+def release_faults(*, store: Store, retention_id: str) -> list[Any]:
+    """The faults that grounded a retention, each to be checked again before a release for
+    "falta sanada" (art. 38, I): ``domain.desk.Fault`` (item id or ground, label)."""
+    from inspector_app.domain.desk import faults_to_recheck
+
+    retention = _record_or_error(store, retention_id)
+    body = retention.envelope["body"]
+    answers, _outcome = _retention_sources(store, retention)
+    pack = _pack(body["pack"]["id"])
+    failed = {}
+    for item_id, answer in sorted(answers.items()):
+        if answer.get("result") != "fail":
+            continue
+        item = pack.items.get(item_id)
+        label = f"{answer.get('label') or (item.label if item else item_id)} ({item_id})"
+        failed[item_id] = (label, (item.retention + item.retention_possible) if item else ())
+    info = body.get("retention") or {}
+    labels = {d["id"]: f"{d['citation']} – {d['description']}"
+              for d in [*info.get("details", []), *info.get("possible_grounds", [])]}
+    return faults_to_recheck(list(body.get("grounds", [])), failed, labels)
+
+
+def _desk_signature(store: Store, given: Mapping[str, Any] | None, *, field: str,
+                    who: str, may_refuse: bool) -> dict[str, Any]:
+    """A signature drawn at the desk (strokes on the pad) or, where allowed, a refusal
+    with the agent's note; the PNG is kept with the record's files."""
+    from inspector_app.media.signatures import SignatureError, save_signature_png
+
+    sig = dict(given or {})
+    status = sig.get("status", "signed")
+    now = utc_now()
+    if status == "refused" and may_refuse:
+        note = _reason(field, str(sig.get("note") or ""), f"a observação sobre a recusa {who}")
+        return {"status": "refused", "png_sha256": None, "note": note, "signed_at": now}
+    if status != "signed":
+        raise ServiceError(field, f"Falta a assinatura {who}.")
+    strokes = [list(stroke) for stroke in sig.get("strokes") or []]
+    if not strokes:
+        raise ServiceError(field, f"Falta a assinatura {who}: assine no quadro"
+                           + (" ou registre a recusa." if may_refuse else "."))
+    width, height = sig.get("size") or (600, 200)
+    try:
+        png_sha, _path = save_signature_png(strokes, width=int(width), height=int(height),
+                                            blob_dir=store.blob_dir)
+    except SignatureError as exc:
+        raise ServiceError(field, exc.message_pt) from None
+    except ValueError as exc:
+        raise ServiceError(field, f"Traço de assinatura inválido: {exc}.") from None
+    return {"status": "signed", "png_sha256": png_sha, "note": "", "signed_at": now}
+
+
+def _witness(store: Store, witness: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None,
+                                                                       dict[str, Any] | None]:
+    """(person, signature) of an optional witness (testemunha): name, CPF, document and
+    a signature drawn on the pad; (None, None) when there is none."""
+    from inspector_app.domain.desk import normalized_person, person_problems
+
+    if not witness or not any(str(witness.get(k) or "").strip()
+                              for k in ("name", "cpf", "document")):
+        return None, None
+    _raise_problems(person_problems(witness, field="witness", who="a testemunha"))
+    signature = _desk_signature(store, witness.get("signature"), field="witness.signature",
+                                who="da testemunha", may_refuse=False)
+    return normalized_person(witness), signature
+
+
 def release_vehicle(
     *,
     store: Store,
@@ -797,10 +1004,22 @@ def release_vehicle(
     payment_reference: str = "",
     compromisso_signed: bool = False,
     note: str = "",
+    receiver: Mapping[str, Any] | None = None,
+    receiver_signature: Mapping[str, Any] | None = None,
+    agent_signature: Mapping[str, Any] | None = None,
+    witness: Mapping[str, Any] | None = None,
 ) -> SealResult:
     """Termo de liberação under art. 38 (I fault fixed, II to a workshop, III payment —
     a warning only, never a block); over-age retention needs a termo de compromisso (§único).
+
+    "Falta sanada" (I) only when every fault that grounded the retention was checked again
+    (:func:`release_faults`; a partial re-check is refused). The termo names who received
+    the vehicle (name, valid CPF, document) with their signature or refusal, the
+    infractions by description and article, and carries the releasing agent's signature
+    (and an optional witness's).
     """
+    from inspector_app.domain.desk import normalized_person, person_problems, release_problems
+
     _require(session, "release_vehicle")
     held = {h["record_id"]: h for h in vehicles_held(store=store)}
     if retention_id not in held:
@@ -814,14 +1033,25 @@ def release_vehicle(
             "Liberação exige falta sanada e verificada (art. 38, I) ou encaminhamento a "
             "oficina (art. 38, II).",
         )
-    if fault_fixed and not rechecked_items and not over_age:
+    faults = release_faults(store=store, retention_id=retention_id)
+    if fault_fixed and not rechecked_items and faults:
         raise ServiceError("rechecked_items", "Informe os itens verificados novamente.")
+    if fault_fixed:
+        _raise_problems(release_problems(faults, rechecked_items))
     if over_age and not compromisso_signed:
         raise ServiceError(
             "compromisso",
             "Veículo retido por idade: a liberação exige termo de compromisso de não voltar a "
             "operá-lo (art. 38, parágrafo único).",
         )
+    _raise_problems(person_problems(receiver or {}, field="receiver",
+                                    who="o recebedor do veículo"))
+    received_by = normalized_person(receiver or {})
+    receiver_sig = _desk_signature(store, receiver_signature, field="receiver_signature",
+                                   who="do recebedor do veículo", may_refuse=True)
+    agent_sig = _desk_signature(store, agent_signature, field="agent_signature",
+                                who="do agente que libera o veículo", may_refuse=False)
+    witness_person, witness_sig = _witness(store, witness)
     warnings = []
     if not payment_reference.strip():
         warnings.append(
@@ -829,6 +1059,14 @@ def release_vehicle(
             "liberação não depende de pagamento (SV 21; STJ Súm. 510)."
         )
     env = retention.envelope
+    _answers, outcome = _retention_sources(store, retention)
+    infractions = [{"rule_id": i.get("rule_id"), "article": i.get("article"),
+                    "description": i.get("description")}
+                   for i in outcome.get("infractions", [])]
+    done = set(rechecked_items)
+    signatures = {"agent": agent_sig, "receiver": receiver_sig}
+    if witness_sig is not None:
+        signatures["witness"] = witness_sig
     common = {"plate_key": env["plate_key"], "holder_id": env["holder_id"],
               "occurred_on": legal_today().isoformat(), "refers_to": retention_id}
     body = {
@@ -839,8 +1077,16 @@ def release_vehicle(
         "conditions": {"fault_fixed": fault_fixed, "rechecked_items": list(rechecked_items),
                        "workshop": workshop.strip(), "workshop_deadline": workshop_deadline,
                        "payment_reference": payment_reference.strip()},
+        "faults": [{"key": f.key, "label": f.label, "rechecked": f.key in done}
+                   for f in faults],
+        "grounds": list(grounds),
+        "infractions": infractions,
+        "receiver": received_by,
+        "signatures": signatures,
         "note": note.strip(), "warnings": warnings,
     }
+    if witness_person is not None:
+        body["witness"] = witness_person
     drafts = [RecordDraft("termo_liberacao", body, **common)]
     if over_age:
         drafts.insert(0, RecordDraft("termo_compromisso", {

@@ -183,13 +183,29 @@ def termo_liberacao(ctx: DocContext) -> Story:
     st = ctx.styles
     c = ctx.section("conditions")
     story: Story = [*_release_header(ctx), *sec.agent(ctx, "Agente responsável pela liberação"),
-                    *sec.vehicle(ctx), *sec.permit_holder(ctx),
-                    heading(ctx, "Condições da liberação (art. 38)")]
+                    *sec.vehicle(ctx), *sec.permit_holder(ctx)]
+    infractions = [as_map(i) for i in as_list(ctx.body.get("infractions"))]
+    if infractions:  # by description and article, not only codes
+        story.append(heading(ctx, "Infrações que motivaram a retenção"))
+        story += [bullet([bold(fmt.text(i.get("article"))), " – ",
+                          fmt.text(i.get("description")),
+                          f" ({fmt.text(i.get('rule_id'))})"], st.body)
+                  for i in infractions]
+    story.append(heading(ctx, "Condições da liberação (art. 38)"))
     workshop = fmt.text(c.get("workshop"), "")
+    faults = [as_map(f) for f in as_list(ctx.body.get("faults"))]
     if c.get("fault_fixed"):
-        items = ", ".join(str(i) for i in as_list(c.get("rechecked_items"))) or fmt.MISSING
-        story.append(bullet("Art. 38, I – falta sanada e verificada; itens verificados "
-                            f"novamente: {items}.", st.body))
+        if faults:
+            story.append(bullet("Art. 38, I – falta sanada: todas as faltas que fundamentaram "
+                                "a retenção foram verificadas novamente e estão corrigidas:",
+                                st.body))
+            story += [bullet(f"{fmt.text(f.get('label'))} – verificada novamente, corrigida.",
+                             st.small) for f in faults if f.get("rechecked")]
+        else:
+            items = ", ".join(str(i) for i in as_list(c.get("rechecked_items"))) \
+                or fmt.MISSING
+            story.append(bullet("Art. 38, I – falta sanada e verificada; itens verificados "
+                                f"novamente: {items}.", st.body))
     if workshop:
         until = (f"; apresentar o veículo até {fmt.date_br(c['workshop_deadline'])}"
                  if c.get("workshop_deadline") else "")
@@ -201,15 +217,22 @@ def termo_liberacao(ctx: DocContext) -> Story:
     if not c.get("fault_fixed") and not workshop:
         story.append(bullet("Art. 38, parágrafo único – liberação mediante termo de "
                             "compromisso do permissionário.", st.body))
+    receiver = ctx.section("receiver")
+    if receiver:
+        story += [heading(ctx, "Veículo entregue a"),
+                  txt(sec.person_line(receiver), st.statement)]
     if fmt.text(ctx.body.get("note"), ""):
         story += [heading(ctx, "Observação"), txt(str(ctx.body["note"]), st.body)]
     warnings = [str(w) for w in as_list(ctx.body.get("warnings"))]
     if warnings:
         story += [heading(ctx, "Avisos"), *[bullet(w, st.small) for w in warnings]]
-    story += sec.side_by_side(ctx, "Assinaturas", [
-        sec.blank_signature(ctx, "Agente", _agent_line(ctx)),
-        sec.blank_signature(ctx, "Recebedor do veículo (nome e documento)"),
-    ])
+    if ctx.section("signatures"):
+        story += sec.signatures(ctx, roles=("agent", "receiver"))
+    else:  # a termo sealed before signatures were drawn at the desk
+        story += sec.side_by_side(ctx, "Assinaturas", [
+            sec.blank_signature(ctx, "Agente", _agent_line(ctx)),
+            sec.blank_signature(ctx, "Recebedor do veículo (nome e documento)"),
+        ])
     return [*story, *sec.receipt(ctx)]
 
 

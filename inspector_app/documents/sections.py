@@ -45,6 +45,7 @@ PRESUMED_NOTE = (
 ESTIMATE_NOTE = "Valores estimados; o valor final é apurado no pagamento."
 REFUSED = "O condutor recusou-se a assinar."
 ABSENT = "Condutor ausente: não assinou."
+RECEIVER_REFUSED = "O recebedor do veículo recusou-se a assinar."
 
 
 def reprint_label(reprint_number: int, printed_on: str = "") -> str:
@@ -664,12 +665,27 @@ def evidence(ctx: DocContext) -> Story:
     return out
 
 
-ROLE_TITLES = {"agent": "Agente de fiscalização", "driver": "Condutor"}
+ROLE_TITLES = {"agent": "Agente de fiscalização", "driver": "Condutor",
+               "receiver": "Recebedor do veículo", "witness": "Testemunha"}
+
+
+def person_line(person: Mapping[str, Any]) -> str:
+    """"Name – CPF 123.456.789-09 – CNH 0123…" of a person identified at the desk."""
+    parts = [fmt.text(person.get("name"))]
+    if person.get("cpf"):
+        label, document = fmt.person_document(person.get("cpf"))
+        parts.append(f"{label} {document}")
+    if fmt.text(person.get("document"), ""):
+        parts.append(f"documento apresentado: {person['document']}")
+    return " – ".join(parts)
 
 
 def signatures(ctx: DocContext, *, roles: Sequence[str] = ("agent", "driver")) -> Story:
+    """Signature blocks of ``roles``, and of the witness (testemunha) when there is one."""
     sigs = ctx.section("signatures")
     zone = ctx.tz
+    if "witness" in sigs and "witness" not in roles:
+        roles = (*roles, "witness")
     blocks = [_signature_block(ctx, role, as_map(sigs.get(role)), zone) for role in roles]
     return side_by_side(ctx, "Assinaturas", blocks)
 
@@ -701,6 +717,8 @@ def _signature_block(ctx: DocContext, role: str, sig: Mapping[str, Any], zone: A
     if role == "agent":
         a = ctx.section("agent")
         name = f"{fmt.text(a.get('name'))} – matrícula {fmt.text(a.get('matricula'))}"
+    elif role in ("receiver", "witness"):
+        name = person_line(ctx.section(role))
     else:
         name = fmt.text(ctx.section("driver").get("name"), "condutor não identificado")
     out: Story = []
@@ -715,7 +733,8 @@ def _signature_block(ctx: DocContext, role: str, sig: Mapping[str, Any], zone: A
     elif status in ("refused", "absent"):
         out.append(Spacer(1, 6))
         out.append(txt([bold(f"{who}: "), name], st.small))
-        out.append(txt(REFUSED if status == "refused" else ABSENT, st.statement))
+        refused = RECEIVER_REFUSED if role == "receiver" else REFUSED
+        out.append(txt(refused if status == "refused" else ABSENT, st.statement))
         note = fmt.text(sig.get("note"), "")
         if note:
             out.append(txt(f"Observação do agente: {note}", st.body))

@@ -257,12 +257,22 @@ class ItemRow(QFrame):
 
         self.rules_combo = QComboBox()
         self.rules_combo.setAccessibleName("Infração")
-        default = ", ".join(item.fail) or "—"
-        self.rules_combo.addItem(f"Padrão: {default}", ())
-        for rule_id in item.fail_options:
+        # Each rule by its article and description (the code alone says nothing to the
+        # agent); the full text is the tooltip when the combo elides it.
+        def described(rule_id: str) -> str:
             rule = rules.get(rule_id)
-            text = f"{rule_id} – {rule.article}" if rule else rule_id
-            self.rules_combo.addItem(text, (rule_id,))
+            return f"{rule.article} – {rule.description} ({rule_id})" if rule else rule_id
+
+        default = "; ".join(described(r) for r in item.fail) or "—"
+        self.rules_combo.addItem(f"Padrão: {default}", ())
+        self.rules_combo.setItemData(0, f"Padrão: {default}", Qt.ItemDataRole.ToolTipRole)
+        for rule_id in item.fail_options:
+            self.rules_combo.addItem(described(rule_id), (rule_id,))
+            self.rules_combo.setItemData(self.rules_combo.count() - 1, described(rule_id),
+                                         Qt.ItemDataRole.ToolTipRole)
+        self.rules_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.rules_combo.setMinimumContentsLength(24)
         self.rules_combo.currentIndexChanged.connect(self._detail_changed)
         self.rules_combo.hide()
 

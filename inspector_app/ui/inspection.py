@@ -40,6 +40,7 @@ from inspector_app import services
 from inspector_app.domain.fieldtext import document_display, plate_display
 from inspector_app.ui.checklist import ChecklistPage, photo_infos
 from inspector_app.ui.context import AppContext
+from inspector_app.ui.desk_widgets import AutuadoForm, WitnessBox, review_html
 from inspector_app.ui.dialogs import AbandonDialog
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.fields import Check, FieldProblems
@@ -93,6 +94,7 @@ class WizardState:
     insecurity_justification: str = ""
     narrative: str = ""
     outcome: Any = None
+    review: Any = None  # services.review_inspection: what the driver reviewed and signs
     sealed: Any = None  # services.SealResult
 
     def summary(self) -> str:
@@ -356,6 +358,12 @@ class VehicleStep(QWidget):
         self.doors.setRange(0, 6)
         self.doors.setSpecialValueText("não informado")
         self.renavam = QLineEdit()
+        self.renavam.setPlaceholderText("11 dígitos, como no CRLV")
+        # The autuado of an unregistered vehicle: the owner named on the CRLV.
+        self.holder_name = QLineEdit()
+        self.holder_name.setPlaceholderText("Nome ou razão social, como no CRLV")
+        self.holder_document = QLineEdit()
+        self.holder_document.setPlaceholderText("CPF ou CNPJ do proprietário")
         form = QFormLayout(self.manual)
         form.addRow(_form_label("&Marca/modelo:", self.make_model), self.make_model)
         form.addRow(_form_label("Ano do c&hassi:", self.chassis_year), self.chassis_year)
@@ -363,6 +371,9 @@ class VehicleStep(QWidget):
         form.addRow(_form_label("L&ugares:", self.seats), self.seats)
         form.addRow(_form_label("P&ortas:", self.doors), self.doors)
         form.addRow(_form_label("RE&NAVAM:", self.renavam), self.renavam)
+        form.addRow(_form_label("Proprietário (autua&do):", self.holder_name), self.holder_name)
+        form.addRow(_form_label("CPF/CNP&J do proprietário:", self.holder_document),
+                    self.holder_document)
         self.manual.hide()
         row = QHBoxLayout()
         row.addWidget(_form_label("&Placa:", self.plate))
@@ -438,11 +449,25 @@ class VehicleStep(QWidget):
                               ("seats", self.seats), ("doors", self.doors)):
                 if spin.value():
                     manual[key] = spin.value()
-            for key, edit in (("make_model", self.make_model), ("renavam", self.renavam)):
+            edits = self.identity_fields()
+            for key, edit in edits.items():
                 if edit.text().strip():
                     manual[key] = edit.text().strip()
+            # No auto without an identified autuado and vehicle: every problem at once,
+            # the focus on the first field at fault.
+            problems = services.unregistered_vehicle_problems(vehicle=manual)
+            if problems:
+                self.banner.error("\n".join(message for _field, message in problems))
+                wrong = {field.split(".")[-1] for field, _message in problems}
+                first = next(key for key in edits if key in wrong)  # in the form's order
+                edits[first].setFocus()
+                return
         state.manual_vehicle = manual
         done()
+
+    def identity_fields(self) -> dict[str, QLineEdit]:
+        return {"make_model": self.make_model, "renavam": self.renavam,
+                "holder_name": self.holder_name, "holder_document": self.holder_document}
 
 
 # --- step 3: driver -------------------------------------------------------------------------------
@@ -656,14 +681,32 @@ class DriverStep(QWidget):
 
 
 class SignaturesStep(QWidget):
+    """The driver reviews what will be sealed (autuado, driver, each infraction with its
+    description, totals, measures) and then signs; the review's digest goes with the seal,
+    which refuses any other content."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.review_box = QGroupBox("Revisão pelo condutor antes de assinar")
+        self.review = QLabel("")
+        self.review.setWordWrap(True)
+        self.review.setTextFormat(Qt.TextFormat.RichText)
+        self.review.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        review_hint = QLabel("Leia com o condutor: é exatamente isto que será selado.")
+        review_hint.setWordWrap(True)
+        review_hint.setStyleSheet("color:#5f6368;")
+        review_layout = QVBoxLayout(self.review_box)
+        review_layout.addWidget(review_hint)
+        review_layout.addWidget(self.review)
         self.agent = SignatureBox("Assinatura do agente", driver=False)
         self.driver = SignatureBox("Condutor", driver=True)
+        self.witness = WitnessBox()
         content = QWidget()
         layout = QVBoxLayout(content)
+        layout.addWidget(self.review_box)
         layout.addWidget(self.agent)
         layout.addWidget(self.driver)
+        layout.addWidget(self.witness)
         layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -683,8 +726,10 @@ class SealStep(QWidget):
                          "por cancelamento (supervisor) ou retificação, em novo registro.")
         warning.setWordWrap(True)
         warning.setStyleSheet("color:#5c4400;")
+        self.autuado = AutuadoForm()
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
+        layout.addWidget(self.autuado)
         layout.addWidget(warning)
         layout.addStretch(1)
 
@@ -1028,7 +1073,28 @@ class InspectionWizard(QWidget):
         if self._result_recalculated:  # seen and confirmed on the recalculated outcome
             self._result_recalculated = False
             self._show_registry_notice()
-        self._go(SIGNATURES)
+        self._load_review()
+
+    def _load_review(self, notice: str = "") -> None:
+        """Build what the driver reviews (store worker) and open the signature step on it."""
+        state = self.state
+        kwargs = {"inspection_id": state.inspection_id, "removed": dict(state.removed),
+                  "added": tuple(state.added), "retain": state.retain,
+                  "retention_place": state.retention_place, "narrative": state.narrative}
+
+        def reviewed(review: Any) -> None:
+            self._set_busy(False)
+            state.review = review
+            self.signatures.review.setText(review_html(review))
+            self._go(SIGNATURES)
+            if notice:
+                self.signatures.driver.pad.clear()  # the driver signs the new content
+                self.banner.show_message(notice, "warning")
+
+        self._set_busy(True)
+        self.ctx.tasks.run_store(
+            lambda store: services.review_inspection(store=store, **kwargs), reviewed,
+            self._failed, owner=self)
 
     def _next_from_signatures(self) -> None:
         agent, driver = self.signatures.agent, self.signatures.driver
@@ -1072,7 +1138,11 @@ class InspectionWizard(QWidget):
         lines = [f"<b>{escape(state.summary())}</b>"]
         if state.kind == "vistoria":
             lines.append("Auto de vistoria: " + ("REPROVADO" if active else "APROVADO"))
-        lines.extend(f"Infração {escape(i.rule_id)} – {escape(i.article)}" for i in active)
+        if state.review is not None:  # autuado, driver, rules with descriptions, totals
+            lines.append(review_html(state.review))
+        else:
+            lines.extend(f"Infração {escape(i.rule_id)} – {escape(i.article)}: "
+                         f"{escape(i.description)}" for i in active)
         lines.extend(f"Retirada pelo agente: {escape(r)} (motivo: {escape(why)})"
                      for r, why in state.removed.items())
         if state.retain:
@@ -1092,6 +1162,9 @@ class InspectionWizard(QWidget):
             "added": tuple(state.added), "retain": state.retain,
             "retention_place": state.retention_place,
             "insecurity_justification": state.insecurity_justification,
+            # what the driver reviewed before signing: sealing refuses any other content
+            "reviewed_digest": state.review["digest"] if state.review else None,
+            "witness": self.signatures.witness.value(),
         }
 
         def sealed(result: Any) -> None:
@@ -1109,10 +1182,32 @@ class InspectionWizard(QWidget):
             self.inspection_did_seal.emit(result)
             self.ctx.records_did_change.emit()
 
+        typed = self.seal_step.autuado.value()
+
+        def seal(store: Any) -> Any:
+            if typed is not None:  # completed after a refusal for want of an autuado
+                services.identify_autuado(store=store, inspection_id=state.inspection_id,
+                                          vehicle=typed)
+            return services.seal_inspection(store=store, **kwargs)
+
+        def failed(exc: BaseException) -> None:
+            self._failed(exc)
+            fields = [f for f, _m in getattr(exc, "problems", ())] or \
+                [getattr(exc, "field", "")]
+            if fields == ["review"]:  # the content changed after the driver reviewed it
+                self._load_review(describe_error(exc))
+                return
+            if any(f.startswith("vehicle.") for f in fields):
+                # No auto without an autuado: the fields at fault, the focus on the first.
+                from inspector_app.store import inspections as repo
+
+                self.ctx.tasks.run_store(
+                    lambda store: repo.get_inspection(store, state.inspection_id).vehicle,
+                    lambda vehicle: self.seal_step.autuado.ask(dict(vehicle), fields),
+                    self._failed, owner=self)
+
         self._set_busy(True)
-        self.ctx.tasks.run_store(
-            lambda store: services.seal_inspection(store=store, **kwargs), sealed,
-            self._failed, owner=self)
+        self.ctx.tasks.run_store(seal, sealed, failed, owner=self)
 
     def _finish(self) -> None:
         self.did_finish.emit()

@@ -34,8 +34,10 @@ from PySide6.QtWidgets import (
 from inspector_app import services
 from inspector_app.domain.fieldtext import plate_display
 from inspector_app.ui.context import AppContext
+from inspector_app.ui.desk_widgets import PersonForm, WitnessBox, receiver_box, signature_of
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.printing import PrintPanel
+from inspector_app.ui.signatures import SignatureBox
 from inspector_app.ui.widgets import (
     TOUCH_TARGET_PX,
     Banner,
@@ -59,7 +61,8 @@ class HeldVehicle:
     grounds: tuple[str, ...]
     grounds_text: str
     retained_at: str
-    failed_items: tuple[tuple[str, str], ...]  # (item id, label) failed in the auto
+    # (key, label) of every fault that grounded the retention (``services.release_faults``)
+    failed_items: tuple[tuple[str, str], ...]
 
     @property
     def over_age(self) -> bool:
@@ -68,8 +71,6 @@ class HeldVehicle:
 
 def load_held(store: Any) -> list[HeldVehicle]:
     """Vehicles held, with ground citations and the failed items (store worker)."""
-    from inspector_app.packs import get_pack
-
     out = []
     for held in services.vehicles_held(store=store):
         record = services.find_record(store=store, number=held["record_id"])
@@ -82,11 +83,9 @@ def load_held(store: Any) -> list[HeldVehicle]:
         if answers is None and refers_to:
             auto = services.find_record(store=store, number=refers_to)
             answers = auto.envelope["body"].get("answers", {})
-        items = get_pack(body["pack"]["id"]).items
-        failed = tuple(
-            (item_id, items[item_id].label if item_id in items else item_id)
-            for item_id, answer in sorted((answers or {}).items()) if answer["result"] == "fail"
-        )
+        del answers  # the faults to check again come from the rule (art. 38, I)
+        failed = tuple((f.key, f.label) for f in services.release_faults(
+            store=store, retention_id=held["record_id"]))
         grounds = tuple(held["grounds"])
         out.append(HeldVehicle(
             record_id=held["record_id"], number=held["number"],
@@ -120,7 +119,7 @@ class ReleaseDialog(QDialog):
         self.items = QListWidget()
         self.items.setAccessibleName("Itens verificados novamente")
         for item_id, label in held.failed_items:
-            entry = QListWidgetItem(f"{label} ({item_id})")
+            entry = QListWidgetItem(label)
             entry.setData(Qt.ItemDataRole.UserRole, item_id)
             entry.setFlags(entry.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             entry.setCheckState(Qt.CheckState.Unchecked)
@@ -130,7 +129,8 @@ class ReleaseDialog(QDialog):
         fixed_box = QGroupBox("Falta sanada")
         fixed_layout = QVBoxLayout(fixed_box)
         fixed_layout.addWidget(self.fault_fixed)
-        fixed_layout.addWidget(QLabel("Itens verificados novamente:"))
+        fixed_layout.addWidget(QLabel("Marque cada falta que fundamentou a retenção, verificada "
+                                      "novamente e corrigida (todas são exigidas):"))
         fixed_layout.addWidget(self.items)
 
         self.to_workshop = QCheckBox("Encaminhado a &oficina (art. 38, II)")
@@ -158,6 +158,16 @@ class ReleaseDialog(QDialog):
         self.compromisso.setVisible(held.over_age)
         self.note = QLineEdit()
         self.note.setPlaceholderText("Observação (opcional)")
+        # Who receives the vehicle, their signature or refusal, the agent's signature and an
+        # optional witness: all sealed with the termo de liberação.
+        self.receiver = PersonForm("do recebedor do veículo")
+        receiver_group = QGroupBox("Recebedor do veículo")
+        QVBoxLayout(receiver_group).addWidget(self.receiver)
+        self.receiver_signature = receiver_box()
+        self.agent_signature = SignatureBox("Assinatura do agente que libera o veículo",
+                                            driver=False)
+        self.agent_signature.clear_button.setText("Limpar assinatura do a&gente")
+        self.witness = WitnessBox()
         self.banner = Banner()
         self.release_button = big_button("&Liberar veículo", primary=True)
         self.release_button.clicked.connect(self.release)
@@ -177,7 +187,12 @@ class ReleaseDialog(QDialog):
         form2 = QFormLayout()
         form2.addRow("Observa&ção:", self.note)
         column.addLayout(form2)
+        column.addWidget(receiver_group)
+        column.addWidget(self.receiver_signature)
+        column.addWidget(self.agent_signature)
+        column.addWidget(self.witness)
         column.addStretch(1)
+        self.scroll_content = content
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(content)
@@ -195,6 +210,22 @@ class ReleaseDialog(QDialog):
         self.items.setEnabled(self.fault_fixed.isChecked())
         self.workshop.setEnabled(self.to_workshop.isChecked())
         self.workshop_deadline.setEnabled(self.to_workshop.isChecked())
+
+    def _focus_field(self, field: str) -> None:
+        """The focus goes to the field at fault (never to a button a stray Enter presses)."""
+        part = field.split(".")
+        target: QWidget | None = None
+        if part[0] == "receiver" and len(part) > 1:
+            target = self.receiver.field(part[1])
+        elif part[0] == "witness" and len(part) > 1:
+            target = self.witness.person.field(part[1])
+        target = target or {
+            "rechecked_items": self.items, "receiver_signature": self.receiver_signature.pad,
+            "agent_signature": self.agent_signature.pad, "compromisso": self.compromisso,
+            "conditions": self.fault_fixed,
+        }.get(part[0])
+        if target is not None:
+            target.setFocus()
 
     def rechecked(self) -> list[str]:
         return [self.items.item(i).data(Qt.ItemDataRole.UserRole)
@@ -216,6 +247,10 @@ class ReleaseDialog(QDialog):
             "payment_reference": self.payment.text().strip(),
             "compromisso_signed": self.compromisso.isChecked(),
             "note": self.note.text().strip(),
+            "receiver": self.receiver.value(),
+            "receiver_signature": signature_of(self.receiver_signature),
+            "agent_signature": signature_of(self.agent_signature),
+            "witness": self.witness.value(),
         }
         self.release_button.setEnabled(False)
         self.banner.clear_message()
@@ -223,6 +258,7 @@ class ReleaseDialog(QDialog):
         def failed(exc: BaseException) -> None:
             self.release_button.setEnabled(True)
             self.banner.error(describe_error(exc))
+            self._focus_field(getattr(exc, "field", ""))
 
         def released(result: Any) -> None:
             self.vehicle_did_release.emit(result)

@@ -212,6 +212,10 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
     retention = _of(sealed, "termo_retencao")
     released = services.release_vehicle(
         store=store, session=DESK, retention_id=retention.id, compromisso_signed=True,
+        receiver={"name": "Otávio Simões Brandão", "cpf": "169.440.601-67",
+                  "document": "CNH 01234567890"},
+        receiver_signature={"strokes": _strokes(rng)},
+        agent_signature={"strokes": _strokes(rng)},
         note="Veículo retirado pelo permissionário em caminhão-guincho.",
     )
     by_kind = {r.kind: r for r in released.records}

@@ -33,6 +33,18 @@ PLACE = "Terminal Rural de Planaltina"
 NARRATIVE = "Em fiscalização de rotina, constatei a irregularidade com o condutor presente."
 # A scribble on the 600 × 200 signature pad.
 STROKES = [[(20.0 + 6 * i, 100.0 + 40 * math.sin(i / 5)) for i in range(80)]]
+# An unregistered vehicle's identification and owner typed from the CRLV: an auto de
+# infração needs an identified autuado (issue 11).
+CRLV_OWNER: dict[str, Any] = {
+    "make_model": "Mercedes-Benz OF-1721", "renavam": "86769597308",
+    "holder_name": "Viação Planalto Ltda.", "holder_document": "11.222.333/0001-81",
+}
+# Who receives a released vehicle and the signatures drawn at the desk (issue 11, art. 38).
+RECEIPT: dict[str, Any] = {
+    "receiver": {"name": "Sebastião Ferreira Lima", "cpf": "169.440.601-67",
+                 "document": "CNH 01234567890"},
+    "receiver_signature": {"strokes": STROKES}, "agent_signature": {"strokes": STROKES},
+}
 # DF-SEG-01 (extintor): art. 29, VIII, retention required (art. 37, IV).
 RETAINABLE_ITEM, RETAINABLE_RULE = "DF-SEG-01", "DF15154.29.VIII"
 # DF-OPS-10: art. 29, IV, no retention.
@@ -512,7 +524,7 @@ def test_a_vehicle_retained_after_sealing_is_held_until_released_under_art_38(
     held = services.vehicles_held(store=store)
     assert [(h["record_id"], h["grounds"]) for h in held] == [(termo.id, ["DF15154.37.IV"])]
 
-    release = {"store": store, "retention_id": termo.id}
+    release = {"store": store, "retention_id": termo.id, **RECEIPT}
     refusals = [
         ({"session": inspector, "fault_fixed": True, "rechecked_items": [RETAINABLE_ITEM]},
          "role"),
@@ -542,7 +554,8 @@ def test_a_vehicle_retained_after_sealing_is_held_until_released_under_art_38(
 def test_a_release_to_a_workshop_with_payment_informed_has_no_warning(store, inspector, desk):
     termo = seal_one_auto_with_retention(store, inspector)
     result = services.release_vehicle(
-        store=store, session=desk, retention_id=termo.id, workshop="Oficina Boa Viagem",
+        store=store, session=desk, retention_id=termo.id, **RECEIPT,
+        workshop="Oficina Boa Viagem",
         workshop_deadline="2026-06-30", payment_reference="DAR 2026/000123",
     )
     assert result.warnings == ()
@@ -558,7 +571,7 @@ def test_an_over_age_vehicle_is_released_only_with_a_termo_de_compromisso(
     """Art. 37, III retention (chassis beyond the STPCR age limit) needs art. 38 §único."""
     old = dt.date.today().year - 15
     inspection_id = start(store, inspector, plate="ABC1D23",
-                          vehicle={"chassis_year": old, "body_year": old})
+                          vehicle={"chassis_year": old, "body_year": old, **CRLV_OWNER})
     sign(store, inspection_id)
     outcome = services.evaluate_inspection(store=store, inspection_id=inspection_id)
     assert [g.id for g in outcome.retention.grounds] == ["DF15154.37.III"]
@@ -574,7 +587,8 @@ def test_an_over_age_vehicle_is_released_only_with_a_termo_de_compromisso(
     assert [h["record_id"] for h in services.vehicles_held(store=store)] == [termo.id]
 
     result = services.release_vehicle(store=store, session=desk, retention_id=termo.id,
-                                      compromisso_signed=True, payment_reference="DAR 77")
+                                      compromisso_signed=True, payment_reference="DAR 77",
+                                      **RECEIPT)
     assert [r.kind for r in result.records] == ["termo_compromisso", "termo_liberacao"]
     assert {r.envelope["refers_to"] for r in result.records} == {termo.id}
     assert services.vehicles_held(store=store) == []
@@ -780,7 +794,8 @@ def _signature(w: World, **overrides: Any) -> Any:
 
 
 def _release(w: World, **overrides: Any) -> Any:
-    kwargs = {"store": w.store, "session": w.desk, "retention_id": w.retention_id, **overrides}
+    kwargs = {"store": w.store, "session": w.desk, "retention_id": w.retention_id, **RECEIPT,
+              **overrides}
     return services.release_vehicle(**kwargs)
 
 

@@ -80,9 +80,15 @@ def test_store_status_prints_counts_ranges_and_outbox_as_json(seeded):
     assert status["counts"]["ref_vehicles"] == 30
     assert (status["readonly"], status["alerts"]) == (False, [])
     assert status["data_dir"] == str(data_dir)
-    [rng] = status["ranges"]
-    assert (rng["source"], rng["issued"], rng["voided"]) == ("demo", records, 0)
-    assert rng["remaining"] == rng["last"] - rng["first"] + 1 - records
+    # One demo series per órgão, created at demo setup (issue 11); each auto takes the
+    # series of its pack's órgão.
+    ranges = {r["series"].split("-")[1]: r for r in status["ranges"]}
+    assert sorted(ranges) == ["DF", "JF"]
+    assert {r["source"] for r in ranges.values()} == {"demo"}
+    issued = sum(r["issued"] for r in ranges.values())
+    assert (issued, sum(r["voided"] for r in ranges.values())) == (records, 0)
+    for r in ranges.values():
+        assert r["remaining"] == r["last"] - r["first"] + 1 - r["issued"]
 
 
 def test_store_verify_lists_an_altered_payload_and_exits_1_once_triggers_are_dropped(

@@ -152,6 +152,7 @@ def test_df_stpcr_at_a_control_point_two_failures_retention_refusal_sealed_and_p
     result.narrative.setPlainText(NARRATIVE)
 
     click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)  # the review the driver reads is built on the store worker
     assert wizard.step == 5
     sign(qtbot, wizard.signatures.agent.pad)
     assert not wizard.signatures.agent.pad.is_empty()
@@ -261,6 +262,7 @@ def test_a_jf_1972_vistoria_answered_by_keyboard_is_approved_and_sealed(
     assert wizard.result.active_infractions() == []
     assert "válida até" in wizard.result.vistoria.text()
     click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
     sign(qtbot, wizard.signatures.agent.pad)
     click(qtbot, wizard.next_button)
     wait_idle(qtbot, shell)
@@ -384,6 +386,14 @@ def test_the_retention_desk_releases_a_held_vehicle_under_art_38(qtbot, make_she
     item = dialog.items.item(0)
     assert "DF-SEG-02" in item.text()
     item.setCheckState(Qt.CheckState.Checked)
+    click(qtbot, dialog.release_button)  # nobody named to receive the vehicle: refused
+    wait_idle(qtbot, shell)
+    assert "recebedor" in dialog.banner.text() and dialog.isVisible()
+    dialog.receiver.name.setText("Sebastião Ferreira Lima")
+    dialog.receiver.cpf.setText("169.440.601-67")
+    dialog.receiver.document.setText("CNH 01234567890")
+    sign(qtbot, dialog.receiver_signature.pad)
+    sign(qtbot, dialog.agent_signature.pad)
     click(qtbot, dialog.release_button)
     wait_idle(qtbot, shell)
 
@@ -523,6 +533,19 @@ def test_an_unregistered_plate_is_entered_by_hand_and_flagged(qtbot, make_shell,
     assert "Veículo não cadastrado" in wizard.vehicle_step.card.text()
     wizard.vehicle_step.chassis_year.setValue(2019)
     wizard.vehicle_step.seats.setValue(28)
+    wizard.vehicle_step.renavam.setText("123")
+    click(qtbot, wizard.next_button)
+    # Issue 11: no auto without an autuado: every problem shown at once, focus on the first.
+    assert wizard.step == 1
+    banner = wizard.banner.text()
+    assert "Auto de infração sem autuado: informe o nome do proprietário" in banner
+    assert "RENAVAM inválido" in banner and "marca/modelo" in banner
+    assert wizard.vehicle_step.make_model.hasFocus() or \
+        wizard.focusWidget() is wizard.vehicle_step.make_model
+    wizard.vehicle_step.make_model.setText("Mercedes-Benz OF-1721")
+    wizard.vehicle_step.renavam.setText("86769597308")
+    wizard.vehicle_step.holder_name.setText("Viação Planalto Ltda.")
+    wizard.vehicle_step.holder_document.setText("11.222.333/0001-81")
     click(qtbot, wizard.next_button)
     assert wizard.step == 2
     wizard.driver_step.absent.setChecked(True)

@@ -125,6 +125,11 @@ def test_no_two_visible_controls_share_a_mnemonic_on_any_screen(qtbot, make_shel
     wait_idle(qtbot, shell)
     assert wizard.vehicle_step.manual.isVisible()
     screens["vehicle"] = mnemonic_clashes(shell)
+    step = wizard.vehicle_step  # the autuado and vehicle identification (issue 11)
+    step.make_model.setText("Mercedes-Benz OF-1721")
+    step.renavam.setText("86769597308")
+    step.holder_name.setText("Viação Planalto Ltda.")
+    step.holder_document.setText("11.222.333/0001-81")
     click(qtbot, wizard.next_button)
     wizard.driver_step.cpf.setText("52998224725")  # valid, not in the registry
     click(qtbot, wizard.next_button)
@@ -142,5 +147,6 @@ def test_no_two_visible_controls_share_a_mnemonic_on_any_screen(qtbot, make_shel
     screens["result"] = mnemonic_clashes(shell)
     wizard.result.narrative.setPlainText("Extintor ausente constatado no terminal.")
     click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
     screens["signatures"] = mnemonic_clashes(shell)
     assert {name: clashes for name, clashes in screens.items() if clashes} == {}

@@ -294,6 +294,7 @@ def test_new_history_recalculates_the_result_and_keeps_the_narrative(
         "• O resultado foi recalculado com o cadastro atualizado (histórico e parâmetros): "
         "confira as infrações antes de selar.")
     click(qtbot, wizard.next_button)  # seen and confirmed: the notice goes
+    wait_idle(qtbot, shell)  # the review the driver reads is built on the store worker
     assert wizard.step == inspection.SIGNATURES
     assert not wizard.registry_notice.isVisible()
 
