@@ -24,7 +24,7 @@ def push_autos(device, count):
 
 
 def test_each_auto_is_flagged_once_however_many_match(hq, device):
-    first = push_autos(device, AUTOS)
+    push_autos(device, AUTOS)
     others = [SimDevice(hq).enrol() for _ in range(2)]
     for other in others:
         push_autos(other, AUTOS)
