@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hq.test_hq_standing import auto
-from hqkit import SimDevice
+from hqkit import SimDevice, database_url
 
 from inspector_app.hq.cli import main as hq_main
 from inspector_app.hq.report import build_report, report_lines
@@ -52,3 +53,32 @@ def test_the_report_pages_the_flags_and_gives_their_total(hq, device, capsys):
                     "--database-url", url]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["suspected_duplicates"]) == 5 and out["suspected_duplicates_total"] == 130
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_migration_0004_i14a_keeps_one_flag_per_auto_and_makes_it_unique(backend, tmp_path):
+    from alembic import command
+    from sqlalchemy import text
+    from sqlalchemy.exc import IntegrityError
+
+    from inspector_app.hq.core.db import alembic_config, make_engine
+
+    with database_url(backend, tmp_path) as url:
+        engine = make_engine(url)
+        command.upgrade(alembic_config(engine), "0003")
+        flag = ("INSERT INTO suspected_duplicates (plate_key, rule_id, occurred_on, record_id, "
+                "device_id, other_record_id, other_device_id, flagged_at) VALUES "
+                "('JJK8D48', :rule, '2026-04-14', :rec, 'd2', :other, 'd1', 'now')")
+        with engine.begin() as conn:  # the explosion an HQ may hold: a row per pair and rule
+            for rec in ("a", "b"):
+                for other in ("x", "y", "z"):
+                    for rule in ("R1", "R2"):
+                        conn.execute(text(flag), {"rule": rule, "rec": rec, "other": other})
+        command.upgrade(alembic_config(engine), "head")
+        with engine.begin() as conn:
+            kept = conn.execute(text("SELECT record_id, other_record_id, rule_id FROM "
+                                     "suspected_duplicates ORDER BY record_id")).all()
+        assert [tuple(r) for r in kept] == [("a", "x", "R1"), ("b", "x", "R1")]
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(text(flag), {"rule": "R1", "rec": "a", "other": "y"})
+        engine.dispose()
