@@ -140,6 +140,38 @@ class SyncSummary:
         return asdict(self)
 
 
+# HQ's reasons start with a machine word (protocol.REJECT_*, record_schema); the screen
+# shows these labels instead. For the words marked True the text after the word is already
+# Portuguese (record_schema, the cancelamento checks) and is shown too.
+REASON_LABELS: dict[str, tuple[str, bool]] = {
+    "invalid_payload": ("registro malformado", True),
+    "date_out_of_bounds": ("data fora dos limites aceitos pela sede", True),
+    "bad_reference": ("cancelamento recusado pela sede", True),
+    "not_canonical": ("registro fora da forma canônica", False),
+    "hash_mismatch": ("o resumo SHA-256 não confere com o conteúdo", False),
+    "wrong_device": ("registro selado por outro dispositivo ou chave", False),
+    "bad_signature": ("a assinatura digital não confere com a chave cadastrada na sede", False),
+    "envelope_mismatch": ("dados do registro divergem do conteúdo assinado", False),
+    "number_out_of_range": ("número fora das faixas deste dispositivo", False),
+    "number_taken": ("número já usado por outro registro na sede", False),
+    "other_device": ("este identificador pertence a registro de outro dispositivo", False),
+    "conflict": ("a sede guarda outra versão deste registro", False),
+    "missing_blobs": ("arquivos do registro ausentes na sede", False),
+}
+
+
+def reason_pt(reason: str | None) -> str | None:
+    """HQ's reason for a person: the machine word replaced by its Portuguese label."""
+    if not reason:
+        return reason
+    word, _, detail = reason.partition(": ")
+    label = REASON_LABELS.get(word)
+    if label is None:
+        return reason
+    text, show_detail = label
+    return f"{text}: {detail}" if show_detail and detail else text
+
+
 @dataclass(frozen=True)
 class QuarantinedRecord:
     record_id: str
@@ -148,6 +180,11 @@ class QuarantinedRecord:
     status: str
     reason: str | None
     last_attempt_at: str | None
+
+    @property
+    def reason_pt(self) -> str | None:
+        """:attr:`reason` as the screen shows it (no machine words)."""
+        return reason_pt(self.reason)
 
 
 # --- enrolment --------------------------------------------------------------------------------
