@@ -163,6 +163,7 @@ def nested(depth):
     {"body": auto_body(points=2**64)},
     {"body": auto_body(points=-1)},
     {"body": auto_body(points=10**80)},
+    {"body": auto_body(points=10**4299)},
     {"body": {**auto_body(), "deep": nested(990)}},
     {"body": {**auto_body(), "deep": nested(40)}},
     {"holder_id": "H\x00"},
@@ -172,7 +173,7 @@ def nested(depth):
     {"inspection_id": "i" * 201},
     {"body": {**auto_body(), "narrative": "texto\x00com NUL"}},
     {"body": auto_body(rule_id="R" * 300)},
-], ids=["points-2^64", "points-negative", "points-80-digits", "nesting-990", "nesting-40",
+], ids=["points-2^64", "points-negative", "points-80-digits", "points-4300-digits", "nesting-990", "nesting-40",
         "holder-nul", "holder-201", "plate-nul", "plate-201", "inspection-201", "nul-in-text",
         "rule-300"])
 def test_a_crafted_record_is_rejected_with_a_reason_and_the_batch_proceeds(hq, device,
