@@ -191,3 +191,14 @@ def test_a_crafted_record_is_rejected_with_a_reason_and_the_batch_proceeds(hq, d
     # HQ still answers pushes about this holder afterwards
     assert device.push_one(device.record(device.envelope(body=auto_body())))["status"] == \
         "accepted"
+
+
+def test_the_largest_talonario_numbers_still_fit_the_schema(hq, device):
+    from inspector_app.hq.numbering import allocate_range
+    from inspector_app.sync.protocol import NUMBER_MAX
+
+    with hq.engine.begin() as conn:
+        allocate_range(conn, device_id=device.device_id, series="AI", first=NUMBER_MAX - 9,
+                       last=NUMBER_MAX)
+    assert device.push_one(device.record(device.envelope(number=NUMBER_MAX)))["status"] == \
+        "accepted"
