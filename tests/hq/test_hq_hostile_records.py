@@ -202,3 +202,23 @@ def test_the_largest_talonario_numbers_still_fit_the_schema(hq, device):
                        last=NUMBER_MAX)
     assert device.push_one(device.record(device.envelope(number=NUMBER_MAX)))["status"] == \
         "accepted"
+
+
+def test_a_cross_device_cancelamento_held_from_before_the_check_does_not_cancel(hq, device):
+    """One an older HQ accepted stays in the database: the verify page ignores it."""
+    victim = device.record()
+    device.push_one(victim)
+    rogue = SimDevice(hq).enrol()
+    old = rogue.cancelamento(victim)
+    from sqlalchemy import insert
+
+    from inspector_app.hq.tables import records
+
+    with hq.engine.begin() as conn:  # as an HQ before this fix stored it
+        conn.execute(insert(records).values(
+            id=old.id, device_id=rogue.device_id, kind="cancelamento", series=old.series,
+            number=old.number, created_at=old.created_at, received_at="2026-04-20T00:00:00Z",
+            payload=old.payload, sha256=old.sha256, signature=old.signature,
+            verification_code=json.loads(old.payload)["verification_code"],
+            refers_to=victim.id))
+    assert verify_status(hq, victim) == "valid"
