@@ -222,3 +222,15 @@ def test_a_cross_device_cancelamento_held_from_before_the_check_does_not_cancel(
             verification_code=json.loads(old.payload)["verification_code"],
             refers_to=victim.id))
     assert verify_status(hq, victim) == "valid"
+
+
+def test_a_voided_number_or_a_cancelamento_cannot_be_cancelled(hq, device):
+    voided = device.record(device.envelope(kind="numero_anulado"))
+    auto = device.record()
+    device.push(voided, auto)
+    first = device.cancelamento(auto)
+    assert device.push_one(first)["status"] == "accepted"
+    for target, what in ((voided, "um número anulado"), (first, "um cancelamento")):
+        result = device.push_one(device.cancelamento(target))
+        assert result["status"] == "rejected"
+        assert f"{what} não pode ser cancelado" in result["reason"]
