@@ -644,6 +644,7 @@ def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None)
                     store.conn.execute("ROLLBACK TO pull_change")
                     _quarantine_change(store, change, exc, summary)
                 store.conn.execute("RELEASE pull_change")
+            _quarantine_orphans(store, page, summary)
             store.set_meta(META_PULL_CURSOR, str(page.next_cursor))
             if page.changes:
                 last = page.changes[-1]
@@ -658,6 +659,36 @@ def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None)
             "Os dados de referência recebidos da sede não puderam ser aplicados; nada foi "
             f"alterado (a partir da alteração {first}). Avise a sede.",
         ) from exc
+
+
+def _quarantine_orphans(store: Store, page: PullPage, summary: SyncSummary | None) -> None:
+    """Rows of this page naming a parent that is not there (a vehicle whose holder HQ never
+    sent): checked before COMMIT, where they would refuse the whole page; each is removed
+    and its change quarantined, so the rest of the page and the cursor go through."""
+    touched = {c.table for c in page.changes if c.op == "upsert" and c.table in REFERENCE_KEYS}
+    present = {str(r[0]) for r in store.conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ref\\_%' "
+        "ESCAPE '\\'")}
+    for short in sorted(touched):
+        table = f"ref_{short}"
+        if table not in present:
+            continue  # number_ranges (kept elsewhere), or a table this version lacks
+        for found in store.conn.execute(f"PRAGMA foreign_key_check({table})").fetchall():
+            rowid, parent = found[1], found[2]
+            pk = REFERENCE_KEYS[short]
+            row = store.conn.execute(f"SELECT {', '.join(pk)} FROM {table} WHERE rowid = ?",
+                                     [rowid]).fetchone()
+            if row is None:
+                continue
+            key = "|".join(str(v) for v in row)
+            change = next((c for c in reversed(page.changes)
+                           if c.table == short and c.key == key), None)
+            if change is None:
+                continue  # not from this page: an older row, left as it is
+            store.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", [rowid])
+            _quarantine_change(store, change, ValueError(
+                f"names a row of {parent.removeprefix('ref_')} this device does not have"),
+                summary)
 
 
 def _quarantine_change(store: Store, change: Change, exc: BaseException,
