@@ -197,7 +197,8 @@ class _Device:
                                 "infractions": [{"rule_id": rule, "points": 3}]}}
         envelope = {
             "envelope_version": 1, "id": rid, "kind": kind, "series": self.series,
-            "number": self.number, "created_at": "2026-04-14T13:05:00.000000+00:00",
+            # sealed the day it happened: HQ refuses an act dated after its sealing
+            "number": self.number, "created_at": f"{occurred_on}T20:05:00.000000+00:00",
             "device_id": self.device_id, "key_id": self.key.device_key_id,
             "inspection_id": None, "refers_to": None, "plate_key": plate, "holder_id": holder,
             "occurred_on": occurred_on, "verification_code": verification_code_for(rid),

@@ -187,7 +187,8 @@ def _cmd_device_list(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from inspector_app.hq.report import build_report, report_lines
 
-    report = build_report(_engine(args))
+    report = build_report(_engine(args), duplicates_limit=args.duplicates,
+                          duplicates_offset=args.duplicates_from)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
@@ -288,6 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = leaf(sub, "report", "records per device and number accounting per range", _cmd_report)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--duplicates", type=int, default=100, metavar="N",
+                   help="suspected duplicates shown (a page; the total is always given)")
+    p.add_argument("--duplicates-from", type=int, default=0, metavar="OFFSET",
+                   help="first suspected duplicate shown (0 = the oldest)")
     return parser
 
 

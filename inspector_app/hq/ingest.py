@@ -226,7 +226,8 @@ def _answer_from_references(envelope: Mapping[str, Any], device: Device,
         raise _reject(REJECT_REFERENCE, f"o registro cancelado {target_id} pertence a outro "
                       "dispositivo: só o dispositivo que o emitiu pode cancelá-lo")
     if target[1] in ("cancelamento", "numero_anulado"):
-        raise _reject(REJECT_REFERENCE, f"um registro {target[1]} não pode ser cancelado")
+        what = "um cancelamento" if target[1] == "cancelamento" else "um número anulado"
+        raise _reject(REJECT_REFERENCE, f"{what} não pode ser cancelado")
     if target_id in refs.cancelled:
         raise _reject(REJECT_REFERENCE, f"o registro {target_id} já foi cancelado")
     matricula = str(envelope["body"]["supervisor"]["matricula"])

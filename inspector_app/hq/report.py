@@ -8,11 +8,16 @@ from sqlalchemy import Engine, func, select
 
 from inspector_app.hq.devices import list_devices
 from inspector_app.hq.numbering import account
-from inspector_app.hq.standing import list_suspected_duplicates
+from inspector_app.hq.standing import count_suspected_duplicates, list_suspected_duplicates
 from inspector_app.hq.tables import records
 
+DUPLICATES_PAGE = 100
 
-def build_report(engine: Engine) -> dict[str, Any]:
+
+def build_report(engine: Engine, *, duplicates_limit: int = DUPLICATES_PAGE,
+                 duplicates_offset: int = 0) -> dict[str, Any]:
+    """Records per device, the accounting of every range, and one page of the suspected
+    duplicates (``duplicates_limit`` from ``duplicates_offset``; their total count too)."""
     with engine.connect() as conn:
         counts = {
             row.device_id: (int(row.n), row.last)
@@ -28,7 +33,9 @@ def build_report(engine: Engine) -> dict[str, Any]:
             .group_by(records.c.device_id, records.c.kind)
         ):
             kinds.setdefault(row.device_id, {})[row.kind] = int(row.n)
-        duplicates = list_suspected_duplicates(conn)
+        duplicates = list_suspected_duplicates(conn, limit=max(0, duplicates_limit),
+                                               offset=max(0, duplicates_offset))
+        duplicates_total = count_suspected_duplicates(conn)
     devices = [
         {
             "device_id": d.id, "name": d.name, "enrolled_at": d.enrolled_at,
@@ -40,7 +47,9 @@ def build_report(engine: Engine) -> dict[str, Any]:
         for d in list_devices(engine)
     ]
     return {"devices": devices, "ranges": [a.as_json() for a in account(engine)],
-            "suspected_duplicates": duplicates}
+            "suspected_duplicates": duplicates,
+            "suspected_duplicates_total": duplicates_total,
+            "suspected_duplicates_offset": max(0, duplicates_offset)}
 
 
 def report_lines(report: dict[str, Any]) -> list[str]:
@@ -61,12 +70,20 @@ def report_lines(report: dict[str, Any]) -> list[str]:
             shown = ", ".join(str(n) for n in r["missing_numbers"])
             out.append(f"    números faltando: {shown}{' …' if r['missing'] > 50 else ''}")
     duplicates = report.get("suspected_duplicates") or []
-    if duplicates:
-        out.append("Suspeitas de duplicidade (mesma placa, regra e dia, dispositivos diferentes):")
+    total = int(report.get("suspected_duplicates_total") or len(duplicates))
+    if total:
+        first = int(report.get("suspected_duplicates_offset") or 0)
+        shown = (f"{first + 1} a {first + len(duplicates)} de {total}" if duplicates
+                 else f"nenhuma a partir de {first + 1}; total {total}")
+        out.append("Suspeitas de duplicidade (mesma placa, regra e dia, dispositivos "
+                   f"diferentes): {shown}")
         for d in duplicates:
             out.append(
                 f"  {d['plate_key']}  {d['rule_id']}  {d['occurred_on']}: auto {d['record_id']} "
                 f"(dispositivo {d['device_id']}) e auto {d['other_record_id']} "
                 f"(dispositivo {d['other_device_id']})"
             )
+        if first + len(duplicates) < total:
+            out.append(f"  … mais {total - first - len(duplicates)}: use --duplicates-from "
+                       f"{first + len(duplicates)}")
     return out

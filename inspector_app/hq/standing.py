@@ -18,7 +18,8 @@ auto's pack; when HQ has not imported it, the DF windows below (12 points in 4 m
 read here. A proposal is only a proposal: the authority decides.
 
 Also here: the same plate with the same rule on the same day in autos from two different
-devices is written to ``suspected_duplicates`` for ``inspector-hq report``.
+devices is written to ``suspected_duplicates`` for ``inspector-hq report``, once per auto
+(against the earliest autos received for that plate and day, a bounded set).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, tuple_
+from sqlalchemy import Connection, func, insert, select, tuple_
 
 from inspector_app.domain.deadlines import WINDOW_LAST_DAY_INCLUDED, within_window
 from inspector_app.hq.reference import (
@@ -309,22 +310,35 @@ def _cancelled_history(conn: Connection, autos: Sequence[_Auto],
     return out
 
 
+# How many earlier autos of a (plate, day) from other devices a new auto is compared with:
+# the earliest ones received. Bounds the work and the rows whatever a device pushes (two
+# devices sending 500 autos each for one plate and day once made a million flags).
+MAX_DUPLICATE_CANDIDATES = 20
+
+
 def _flag_duplicates(conn: Connection, autos: Sequence[_Auto], device_id: str,
                      now: str) -> None:
-    """Flag each auto whose plate, day and a rule match an auto from another device."""
+    """Flag each auto, once, whose plate, day and a rule match an auto from another device:
+    one row naming the earliest such auto (of the first :data:`MAX_DUPLICATE_CANDIDATES`
+    received for that plate and day) and the first rule they share."""
     with_plate = [a for a in autos if a.plate_key]
     if not with_plate:
         return
+    pairs = sorted({(a.plate_key, a.date) for a in with_plate})
+    ranked = select(
+        records.c.id, records.c.device_id, records.c.payload, records.c.plate_key,
+        records.c.occurred_on,
+        func.row_number().over(partition_by=(records.c.plate_key, records.c.occurred_on),
+                               order_by=(records.c.received_at, records.c.id)).label("n"),
+    ).where(
+        records.c.kind == "auto_infracao",
+        tuple_(records.c.plate_key, records.c.occurred_on).in_(pairs),
+        records.c.device_id != device_id,
+    ).subquery()
     others: dict[tuple[str, str], list[tuple[str, str, set[str]]]] = {}
-    for other in conn.execute(
-        select(records.c.id, records.c.device_id, records.c.payload, records.c.plate_key,
-               records.c.occurred_on).where(
-            records.c.kind == "auto_infracao",
-            tuple_(records.c.plate_key, records.c.occurred_on).in_(
-                sorted({(a.plate_key, a.date) for a in with_plate})),
-            records.c.device_id != device_id,
-        ).order_by(records.c.received_at, records.c.id)
-    ):
+    for other in conn.execute(select(ranked).where(ranked.c.n <= MAX_DUPLICATE_CANDIDATES)
+                              .order_by(ranked.c.plate_key, ranked.c.occurred_on,
+                                        ranked.c.n)):
         try:
             envelope = json.loads(other.payload)
         except ValueError:
@@ -336,15 +350,26 @@ def _flag_duplicates(conn: Connection, autos: Sequence[_Auto], device_id: str,
         assert auto.plate_key is not None
         rules = {i["rule_id"] for i in auto.infractions}
         for other_id, other_device, other_rules in others.get((auto.plate_key, auto.date), []):
-            for rule_id in sorted(rules & other_rules):
-                rows.append({"plate_key": auto.plate_key, "rule_id": rule_id,
+            shared = sorted(rules & other_rules)
+            if shared:
+                rows.append({"plate_key": auto.plate_key, "rule_id": shared[0],
                              "occurred_on": auto.date, "record_id": auto.id,
                              "device_id": device_id, "other_record_id": other_id,
                              "other_device_id": other_device, "flagged_at": now})
+                break
     if rows:
         conn.execute(insert(suspected_duplicates), rows)
 
 
-def list_suspected_duplicates(conn: Connection) -> list[dict[str, Any]]:
-    return [dict(r._mapping) for r in conn.execute(
-        select(suspected_duplicates).order_by(suspected_duplicates.c.id))]
+def count_suspected_duplicates(conn: Connection) -> int:
+    return int(conn.execute(select(func.count()).select_from(suspected_duplicates))
+               .scalar_one())
+
+
+def list_suspected_duplicates(conn: Connection, *, limit: int | None = None,
+                              offset: int = 0) -> list[dict[str, Any]]:
+    """The flags in the order they were raised, ``limit`` of them from ``offset``."""
+    query = select(suspected_duplicates).order_by(suspected_duplicates.c.id).offset(offset)
+    if limit is not None:
+        query = query.limit(limit)
+    return [dict(r._mapping) for r in conn.execute(query)]

@@ -151,7 +151,8 @@ suspected_duplicates = Table(
     Column("plate_key", String(16), nullable=False),
     Column("rule_id", String(80), nullable=False),
     Column("occurred_on", String(10), nullable=False),
-    Column("record_id", String(36), nullable=False, index=True),
+    # One flag per auto (Alembic 0004_i14a): against the earliest matching auto received.
+    Column("record_id", String(36), nullable=False, index=True, unique=True),
     Column("device_id", String(36), nullable=False),
     Column("other_record_id", String(36), nullable=False),
     Column("other_device_id", String(36), nullable=False),

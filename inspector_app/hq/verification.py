@@ -53,7 +53,10 @@ def verify_code(engine: Engine, code: str) -> VerifyResult:
             return VerifyResult(code=normalized, authentic=False)
         cancel = conn.execute(
             select(records.c.created_at)
-            .where(records.c.refers_to == row.id, records.c.kind == "cancelamento")
+            # Only the issuing device cancels (ingest checks it; this also ignores a
+            # cross-device cancelamento an HQ accepted before that check existed).
+            .where(records.c.refers_to == row.id, records.c.kind == "cancelamento",
+                   records.c.device_id == row.device_id)
             .order_by(records.c.created_at)
             .limit(1)
         ).first()

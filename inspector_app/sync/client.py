@@ -139,6 +139,38 @@ class SyncSummary:
         return asdict(self)
 
 
+# HQ's reasons start with a machine word (protocol.REJECT_*, record_schema); the screen
+# shows these labels instead. For the words marked True the text after the word is already
+# Portuguese (record_schema, the cancelamento checks) and is shown too.
+REASON_LABELS: dict[str, tuple[str, bool]] = {
+    "invalid_payload": ("registro malformado", True),
+    "date_out_of_bounds": ("data fora dos limites aceitos pela sede", True),
+    "bad_reference": ("cancelamento recusado pela sede", True),
+    "not_canonical": ("registro fora da forma canônica", False),
+    "hash_mismatch": ("o resumo SHA-256 não confere com o conteúdo", False),
+    "wrong_device": ("registro selado por outro dispositivo ou chave", False),
+    "bad_signature": ("a assinatura digital não confere com a chave cadastrada na sede", False),
+    "envelope_mismatch": ("dados do registro divergem do conteúdo assinado", False),
+    "number_out_of_range": ("número fora das faixas deste dispositivo", False),
+    "number_taken": ("número já usado por outro registro na sede", False),
+    "other_device": ("este identificador pertence a registro de outro dispositivo", False),
+    "conflict": ("a sede guarda outra versão deste registro", False),
+    "missing_blobs": ("arquivos do registro ausentes na sede", False),
+}
+
+
+def reason_pt(reason: str | None) -> str | None:
+    """HQ's reason for a person: the machine word replaced by its Portuguese label."""
+    if not reason:
+        return reason
+    word, _, detail = reason.partition(": ")
+    label = REASON_LABELS.get(word)
+    if label is None:
+        return reason
+    text, show_detail = label
+    return f"{text}: {detail}" if show_detail and detail else text
+
+
 @dataclass(frozen=True)
 class QuarantinedRecord:
     record_id: str
@@ -147,6 +179,11 @@ class QuarantinedRecord:
     status: str
     reason: str | None
     last_attempt_at: str | None
+
+    @property
+    def reason_pt(self) -> str | None:
+        """:attr:`reason` as the screen shows it (no machine words)."""
+        return reason_pt(self.reason)
 
 
 # --- enrolment --------------------------------------------------------------------------------
@@ -622,6 +659,7 @@ def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None)
                     store.conn.execute("ROLLBACK TO pull_change")
                     _quarantine_change(store, change, exc, summary)
                 store.conn.execute("RELEASE pull_change")
+            _quarantine_orphans(store, page, summary)
             store.set_meta(META_PULL_CURSOR, str(page.next_cursor))
             if page.changes:
                 last = page.changes[-1]
@@ -636,6 +674,36 @@ def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None)
             "Os dados de referência recebidos da sede não puderam ser aplicados; nada foi "
             f"alterado (a partir da alteração {first}). Avise a sede.",
         ) from exc
+
+
+def _quarantine_orphans(store: Store, page: PullPage, summary: SyncSummary | None) -> None:
+    """Rows of this page naming a parent that is not there (a vehicle whose holder HQ never
+    sent): checked before COMMIT, where they would refuse the whole page; each is removed
+    and its change quarantined, so the rest of the page and the cursor go through."""
+    touched = {c.table for c in page.changes if c.op == "upsert" and c.table in REFERENCE_KEYS}
+    present = {str(r[0]) for r in store.conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ref\\_%' "
+        "ESCAPE '\\'")}
+    for short in sorted(touched):
+        table = f"ref_{short}"
+        if table not in present:
+            continue  # number_ranges (kept elsewhere), or a table this version lacks
+        for found in store.conn.execute(f"PRAGMA foreign_key_check({table})").fetchall():
+            rowid, parent = found[1], found[2]
+            pk = REFERENCE_KEYS[short]
+            row = store.conn.execute(f"SELECT {', '.join(pk)} FROM {table} WHERE rowid = ?",
+                                     [rowid]).fetchone()
+            if row is None:
+                continue
+            key = "|".join(str(v) for v in row)
+            change = next((c for c in reversed(page.changes)
+                           if c.table == short and c.key == key), None)
+            if change is None:
+                continue  # not from this page: an older row, left as it is
+            store.conn.execute(f"DELETE FROM {table} WHERE rowid = ?", [rowid])
+            _quarantine_change(store, change, ValueError(
+                f"names a row of {parent.removeprefix('ref_')} this device does not have"),
+                summary)
 
 
 def _quarantine_change(store: Store, change: Change, exc: BaseException,

@@ -6,8 +6,8 @@ who sent a record, not that it is sane. Checked here, without a database:
 
 * the shape: a JSON object no deeper than :data:`MAX_DEPTH`, strings without control
   characters other than tab and line breaks (PostgreSQL refuses NUL), every string at most
-  :data:`MAX_TEXT` characters and every integer within ±2^53 (what every JSON reader and
-  SQLite hold exactly);
+  :data:`MAX_TEXT` characters and every integer within ±2^62 (the talonário numbers' bound,
+  well inside the 64-bit integers SQLite and PostgreSQL hold);
 * the envelope: a known kind, a series and number for every kind (all are numbered),
   identifiers (``holder_id``, ``inspection_id``) and the plate as short printable text;
 * the dates: ``created_at`` a real instant and ``occurred_on`` a real calendar date,
@@ -37,7 +37,7 @@ MAX_DEPTH = 24
 MAX_TEXT = 20_000
 MAX_ID_TEXT = 200
 MAX_SHORT_TEXT = 200
-INT_BOUND = 2**53
+INT_BOUND = 2**62  # protocol.NUMBER_MAX: the largest talonário number
 MAX_POINTS = 1000
 MAX_INFRACTIONS = 200
 EARLIEST_DATE = dt.date(2000, 1, 1)
@@ -98,7 +98,7 @@ def check_shape(value: Any) -> None:
             pass
         elif isinstance(item, int):
             if not -INT_BOUND <= item <= INT_BOUND:
-                raise _invalid(f"número fora dos limites (±2^53) em {where[:80]}")
+                raise _invalid(f"número fora dos limites (±2^62) em {where[:80]}")
         else:
             raise _invalid(f"valor de tipo {type(item).__name__} em {where[:80]}")
 

@@ -250,12 +250,14 @@ class SyncPage(QWidget):
         self.requeue_buttons = []
         self.table.setRowCount(len(self.records))
         for row, record in enumerate(self.records):
-            reason = record.reason or STATUS_LABELS.get(record.status, record.status)
+            reason = record.reason_pt or STATUS_LABELS.get(record.status, record.status)
             status = STATUS_LABELS.get(record.status, record.status)
             self.table.setItem(row, 0, QTableWidgetItem(KIND_LABELS.get(record.kind,
                                                                         record.kind)))
             self.table.setItem(row, 1, QTableWidgetItem(record.number))
-            self.table.setItem(row, 2, QTableWidgetItem(f"{status}: {reason}"))
+            item = QTableWidgetItem(f"{status}: {reason}")
+            item.setToolTip(record.reason or "")  # HQ's full answer, for support
+            self.table.setItem(row, 2, item)
             button = QPushButton("Reenviar")
             button.setToolTip("Enviar de novo na próxima sincronização")
             button.clicked.connect(lambda _c=False, rid=record.record_id: self.requeue(rid))

@@ -163,6 +163,7 @@ def nested(depth):
     {"body": auto_body(points=2**64)},
     {"body": auto_body(points=-1)},
     {"body": auto_body(points=10**80)},
+    {"body": auto_body(points=10**4299)},
     {"body": {**auto_body(), "deep": nested(990)}},
     {"body": {**auto_body(), "deep": nested(40)}},
     {"holder_id": "H\x00"},
@@ -172,7 +173,7 @@ def nested(depth):
     {"inspection_id": "i" * 201},
     {"body": {**auto_body(), "narrative": "texto\x00com NUL"}},
     {"body": auto_body(rule_id="R" * 300)},
-], ids=["points-2^64", "points-negative", "points-80-digits", "nesting-990", "nesting-40",
+], ids=["points-2^64", "points-negative", "points-80-digits", "points-4300-digits", "nesting-990", "nesting-40",
         "holder-nul", "holder-201", "plate-nul", "plate-201", "inspection-201", "nul-in-text",
         "rule-300"])
 def test_a_crafted_record_is_rejected_with_a_reason_and_the_batch_proceeds(hq, device,
@@ -190,3 +191,46 @@ def test_a_crafted_record_is_rejected_with_a_reason_and_the_batch_proceeds(hq, d
     # HQ still answers pushes about this holder afterwards
     assert device.push_one(device.record(device.envelope(body=auto_body())))["status"] == \
         "accepted"
+
+
+def test_the_largest_talonario_numbers_still_fit_the_schema(hq, device):
+    from inspector_app.hq.numbering import allocate_range
+    from inspector_app.sync.protocol import NUMBER_MAX
+
+    with hq.engine.begin() as conn:
+        allocate_range(conn, device_id=device.device_id, series="AI", first=NUMBER_MAX - 9,
+                       last=NUMBER_MAX)
+    assert device.push_one(device.record(device.envelope(number=NUMBER_MAX)))["status"] == \
+        "accepted"
+
+
+def test_a_cross_device_cancelamento_held_from_before_the_check_does_not_cancel(hq, device):
+    """One an older HQ accepted stays in the database: the verify page ignores it."""
+    victim = device.record()
+    device.push_one(victim)
+    rogue = SimDevice(hq).enrol()
+    old = rogue.cancelamento(victim)
+    from sqlalchemy import insert
+
+    from inspector_app.hq.tables import records
+
+    with hq.engine.begin() as conn:  # as an HQ before this fix stored it
+        conn.execute(insert(records).values(
+            id=old.id, device_id=rogue.device_id, kind="cancelamento", series=old.series,
+            number=old.number, created_at=old.created_at, received_at="2026-04-20T00:00:00Z",
+            payload=old.payload, sha256=old.sha256, signature=old.signature,
+            verification_code=json.loads(old.payload)["verification_code"],
+            refers_to=victim.id))
+    assert verify_status(hq, victim) == "valid"
+
+
+def test_a_voided_number_or_a_cancelamento_cannot_be_cancelled(hq, device):
+    voided = device.record(device.envelope(kind="numero_anulado"))
+    auto = device.record()
+    device.push(voided, auto)
+    first = device.cancelamento(auto)
+    assert device.push_one(first)["status"] == "accepted"
+    for target, what in ((voided, "um número anulado"), (first, "um cancelamento")):
+        result = device.push_one(device.cancelamento(target))
+        assert result["status"] == "rejected"
+        assert f"{what} não pode ser cancelado" in result["reason"]

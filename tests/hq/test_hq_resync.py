@@ -45,3 +45,10 @@ def test_a_cursor_at_another_devices_private_change_is_not_in_step(hq, device):
     SimDevice(hq).enrol()  # its number range is a change for it alone
     seq, tag = last_change(hq)
     assert pull(device, cursor=seq, tag=tag)["resync"] is True
+
+
+def test_a_resync_is_logged_for_the_administrator(hq, device, caplog):
+    with caplog.at_level("WARNING", logger="inspector_app.hq.pull"):
+        assert pull(device, cursor=10**6, acked=3)["resync"] is True
+    assert any(device.device_id in r.getMessage() and "ahead of HQ" in r.getMessage()
+               for r in caplog.records)

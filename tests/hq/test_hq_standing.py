@@ -118,16 +118,17 @@ def test_same_plate_rule_and_day_from_two_devices_is_flagged_and_reported(hq, de
     device.push_one(auto(device, infractions=[("R1", 5)]))
     assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 0
     assert other.push_one(second)["status"] == "accepted"
-    assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 2
+    # flagged once, against the earliest auto of the other device
+    assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 1
     assert hq.scalar("SELECT rule_id FROM suspected_duplicates WHERE other_record_id = :i",
                      i=first.id) == "R1"
     # another day is not flagged
     other.push_one(auto(other, infractions=[("R1", 5)], occurred_on="2026-04-15"))
-    assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 2
+    assert hq.scalar("SELECT count(*) FROM suspected_duplicates") == 1
     url = hq.settings.database_url
     code, out, _ = run(capsys, "report", "--json", "--database-url", url)
     assert code == 0
-    assert len(json.loads(out)["suspected_duplicates"]) == 2
+    assert len(json.loads(out)["suspected_duplicates"]) == 1
     code, out, _ = run(capsys, "report", "--database-url", url)
     assert "Suspeitas de duplicidade" in out
     assert f"JJK8D48  R1  2026-04-14: auto {second.id}" in out

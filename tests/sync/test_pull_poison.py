@@ -62,3 +62,22 @@ def test_hq_refuses_to_publish_a_value_devices_cannot_store(hq, row, why):
     with hq.engine.begin() as conn, pytest.raises(PublishError, match=why):
         upsert_row(conn, "history", row)
     assert hq.scalar("SELECT COUNT(*) FROM changes WHERE table_name = 'history'") == 0
+
+
+def test_a_row_naming_a_parent_the_device_lacks_is_quarantined_not_the_whole_page(
+        hq, make_store):
+    store = enrolled(hq, make_store())
+    assert sync.sync_once(store).ok
+    publish_raw(hq, "vehicles", "hq-v9", {
+        "id": "hq-v9", "plate": "QWE4R56", "plate_key": "QWE4R56", "holder_id": "nobody",
+        "line_id": None, "seats": 44, "pack_id": "DF_STPA", "updated_at": "2026-04-14"})
+    publish_raw(hq, "lines", "hq-l2", {"id": "hq-l2", "code": "2", "name": "Linha 2",
+                                       "pack_id": "DF_STPA", "updated_at": "2026-04-14"})
+    summary = sync.sync_once(store)
+    assert summary.ok, summary.error
+    assert summary.pull_quarantined == 1
+    assert store.conn.execute("SELECT 1 FROM ref_vehicles WHERE id = 'hq-v9'").fetchone() is None
+    assert store.conn.execute("SELECT 1 FROM ref_lines WHERE id = 'hq-l2'").fetchone()
+    (held,) = sync.pull_quarantine(store)
+    assert held.key == "hq-v9" and "permit_holders" in held.reason
+    assert store.meta(sync.META_PULL_CURSOR) == str(hq.scalar("SELECT MAX(seq) FROM changes"))

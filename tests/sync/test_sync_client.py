@@ -410,3 +410,20 @@ def test_the_verification_code_rule_is_the_same_on_the_device_and_at_hq():
     for _ in range(20):
         rid = str(uuid.uuid4())
         assert verification_code_for(rid) == verification_code(rid)
+
+
+@pytest.mark.parametrize(("reason", "shown"), [
+    ("number_out_of_range: AI-000009 is not in a range assigned to this device",
+     "número fora das faixas deste dispositivo"),
+    ("bad_reference: o registro cancelado X pertence a outro dispositivo: só o dispositivo "
+     "que o emitiu pode cancelá-lo",
+     "cancelamento recusado pela sede: o registro cancelado X pertence a outro dispositivo: "
+     "só o dispositivo que o emitiu pode cancelá-lo"),
+    ("date_out_of_bounds: occurred_on 2099-01-01 posterior à selagem",
+     "data fora dos limites aceitos pela sede: occurred_on 2099-01-01 posterior à selagem"),
+    ("dispositivo: registro fora do protocolo de envio", "dispositivo: registro fora do "
+     "protocolo de envio"),
+    (None, None),
+])
+def test_hqs_reasons_are_shown_without_machine_words(reason, shown):
+    assert sync.reason_pt(reason) == shown

@@ -138,6 +138,21 @@ def test_quarantined_records_are_listed_and_can_be_sent_again(qtbot, make_shell,
     assert page.table.item(0, 1).text() == in_store(
         qtbot, shell, lambda store: client.quarantined(store)[0].number)
     assert "número fora da faixa" in page.table.item(0, 2).text()
+
+    def hq_reason(store):  # HQ's answer: the machine word never reaches the screen
+        with store.atomic():
+            store.conn.execute(
+                "UPDATE outbox SET last_error = ? WHERE record_id = ?",
+                ["date_out_of_bounds: created_at 2099-01-01T10:00:00+00:00 está mais de 26 h "
+                 "à frente do relógio da sede: acerte o relógio do dispositivo", auto.id])
+
+    in_store(qtbot, shell, hq_reason)
+    page.refresh()
+    qtbot.waitUntil(lambda: "acerte o relógio" in page.table.item(0, 2).text(), timeout=15_000)
+    shown = page.table.item(0, 2).text()
+    assert shown.startswith("recusado: data fora dos limites aceitos pela sede: created_at")
+    assert "date_out_of_bounds" not in shown
+    assert page.table.item(0, 2).toolTip().startswith("date_out_of_bounds:")
     click(qtbot, page.requeue_buttons[0])
     qtbot.waitUntil(lambda: page.table.rowCount() == 0, timeout=15_000)
     assert in_store(qtbot, shell, client.quarantined) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -12,6 +13,7 @@ from inspector_app.hq.reference import pull_page
 from inspector_app.sync.protocol import DEFAULT_PULL_LIMIT, MAX_PULL_LIMIT, ErrorBody, PullPage
 
 router = APIRouter(tags=["sync"])
+log = logging.getLogger("inspector_app.hq.pull")
 
 
 @router.get(
@@ -33,5 +35,10 @@ def get_pull(
     if device.last_seen_at is None:
         mark_seen(state.engine, device.id)
     with state.engine.connect() as conn:
-        return pull_page(conn, device_id=device.id, cursor=cursor, limit=limit, tag=tag,
+        page = pull_page(conn, device_id=device.id, cursor=cursor, limit=limit, tag=tag,
                          acked=acked)
+    if page.resync:
+        # After a restore from a backup: the device offers every record again.
+        log.warning("device %s is ahead of HQ (cursor %d, %s records acknowledged): "
+                    "answered resync", device.id, cursor, acked)
+    return page
