@@ -1,7 +1,8 @@
 """The ``inspector`` command: ``gui`` (default), ``packs``, ``rules``.
 
 Errors in input exit 2 with one line on stderr naming the field or value (never a
-traceback); a broken pack exits 1 listing its problems.
+traceback): also a database that cannot be opened (damaged, truncated, no key) and a full
+disk. A broken pack exits 1 listing its problems.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from inspector_app import __version__
 from inspector_app.domain.case import CaseError
 from inspector_app.packs import PackError, get_pack, list_packs, validate
 from inspector_app.services import ServiceError
-from inspector_app.store.db import Store, StoreError
+from inspector_app.store.db import Store, StoreError, StoreFullError, StoreOpenError
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -376,6 +377,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PROBLEMS
     except ServiceError as exc:
         print(f"inspector: invalid {exc.field}: {exc.message_pt}", file=sys.stderr)
+        return EXIT_USAGE
+    except (StoreOpenError, StoreFullError) as exc:
+        # A file that is not this store's database, or no room to write: nothing was done.
+        print(f"inspector: store: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except StoreError as exc:
         print(f"inspector: store: {exc}", file=sys.stderr)

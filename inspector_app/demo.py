@@ -33,6 +33,7 @@ for real passwords; HQ ships real hashes with the default parameters.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import random
@@ -57,7 +58,7 @@ from inspector_app.domain.identity import (
 )
 from inspector_app.domain.pack import Pack
 from inspector_app.packs import get_pack, list_packs
-from inspector_app.security.passwords import FAST_PARAMETERS, HASH_LENGTH
+from inspector_app.security.passwords import HASH_LENGTH, MINIMUM_PARAMETERS
 from inspector_app.store.db import Store, StoreError
 from inspector_app.store.reference import counts
 
@@ -319,15 +320,18 @@ def _pack_int(pack: Pack, name: str) -> int | None:
     return parameter.value if isinstance(parameter.value, int) else None
 
 
+@functools.lru_cache(maxsize=64)
 def _demo_hash(matricula: str, password: str) -> str:
-    """argon2id (FAST parameters) with a salt derived from the matrícula: reproducible."""
+    """argon2id at the import floor (``MINIMUM_PARAMETERS``: the device's registry import
+    refuses cheaper hashes) with a salt derived from the matrícula: reproducible, computed
+    once per process."""
     salt = hashlib.sha256(f"inspector-demo:{matricula}".encode()).digest()[:16]
     return hash_secret(
         password.encode(),
         salt,
-        time_cost=FAST_PARAMETERS.time_cost,
-        memory_cost=FAST_PARAMETERS.memory_cost_kib,
-        parallelism=FAST_PARAMETERS.parallelism,
+        time_cost=MINIMUM_PARAMETERS.time_cost,
+        memory_cost=MINIMUM_PARAMETERS.memory_cost_kib,
+        parallelism=MINIMUM_PARAMETERS.parallelism,
         hash_len=HASH_LENGTH,
         type=Type.ID,
     ).decode()

@@ -216,6 +216,8 @@ def _read_toml(path: Path, problems: list[Problem]) -> dict[str, Any]:
         problems.append(Problem(path.name, "-", "file missing"))
     except tomllib.TOMLDecodeError as exc:
         problems.append(Problem(path.name, "-", f"invalid TOML: {exc}"))
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        problems.append(Problem(path.name, "-", "invalid TOML: nested too deeply"))
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(Problem(path.name, "-", f"cannot read: {exc}"))
     return {}

@@ -43,6 +43,10 @@ class HashParameters:
 
 
 DEFAULT_PARAMETERS = HashParameters()
+# The floor below which an imported hash is refused (OWASP Password Storage Cheat Sheet,
+# argon2id: 19 MiB, 2 iterations, 1 thread): HQ hashes with DEFAULT_PARAMETERS; the demo
+# registry with this floor so that it passes the device's registry import.
+MINIMUM_PARAMETERS = HashParameters(time_cost=2, memory_cost_kib=19 * 1024, parallelism=1)
 # For tests and demo data only: milliseconds per hash, far too cheap for real passwords.
 FAST_PARAMETERS = HashParameters(time_cost=1, memory_cost_kib=8, parallelism=1)
 

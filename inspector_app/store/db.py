@@ -52,6 +52,10 @@ class StoreReadOnlyError(StoreError):
     """The store was opened read-only (integrity problem) and refuses writes."""
 
 
+class StoreOpenError(StoreError):
+    """The database cannot be opened: damaged, truncated, not a database, or no key."""
+
+
 class StoreFullError(StoreError):
     """The disk (or the database's page limit) is full; nothing was written."""
 
@@ -217,13 +221,13 @@ def _read_key(key_file: Path) -> bytes:
         text = key_file.read_text(encoding="ascii").strip()
         key = bytes.fromhex(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise StoreError(
+        raise StoreOpenError(
             f"{key_file}: unreadable database key ({exc})",
             "A chave do banco de dados deste dispositivo está ilegível. Nada foi alterado; "
             "chame o suporte.",
         ) from exc
     if len(key) != 32:
-        raise StoreError(
+        raise StoreOpenError(
             f"{key_file}: database key must be 32 bytes, found {len(key)}",
             "A chave do banco de dados deste dispositivo está danificada. Nada foi "
             "alterado; chame o suporte.",
@@ -239,7 +243,7 @@ def database_key(base: Path, *, create: bool = True) -> bytes:
         return _read_key(key_file)
     path = base / DB_NAME
     if path.exists() and path.stat().st_size > 0 and not _is_plaintext(path):
-        raise StoreError(
+        raise StoreOpenError(
             f"{path} is encrypted but its key {key_file} is missing",
             "O banco de dados deste dispositivo está cifrado e a chave dele não está na "
             "pasta de dados. Nada foi alterado; chame o suporte.",
@@ -269,7 +273,7 @@ def raw_connect(path: Path, key: bytes | None, *, readonly: bool = False,
 
 
 def _unreadable(path: Path, exc: BaseException) -> StoreError:
-    return StoreError(
+    return StoreOpenError(
         f"{path}: cannot open the database ({exc}): damaged, truncated, not a database, "
         "or not this store's key",
         "Não foi possível abrir o banco de dados.",
@@ -331,7 +335,8 @@ def encrypt_plaintext(path: Path, key: bytes) -> None:
         plain.execute("PRAGMA journal_mode = DELETE")
     except dbapi.Error as exc:
         tmp.unlink(missing_ok=True)
-        raise translate_error(exc) from exc
+        error = translate_error(exc)
+        raise (error if isinstance(error, StoreFullError) else _unreadable(path, exc)) from exc
     finally:
         plain.close()
     check = raw_connect(tmp, key)

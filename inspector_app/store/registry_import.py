@@ -19,21 +19,30 @@ it was before the file. Accepted input:
 * A folder: every ``*.csv`` and ``*.json`` in it, tables in dependency order, one
   transaction per file.
 
-Caveat: inspectors must come with an argon2id ``password_hash`` made by HQ; a row carrying a
-plain ``password`` is refused (and the password is never echoed back).
+Caveat: inspectors must come with an argon2id ``password_hash`` made by HQ, at least as
+costly as ``MINIMUM_PARAMETERS``; a row carrying a plain ``password`` is refused (and the
+password is never echoed back).
+
+Hostile files (issue 14, finding 13): CSV is streamed line by line (a line is at most
+``MAX_LINE_CHARS``, a field at most the ``csv`` module's 131,072 characters); JSON is read
+whole, so a file over ``MAX_JSON_BYTES`` is refused (CSV carries large registries); a JSON
+object naming a key twice or nested beyond the parser's depth is refused as a whole. A row
+whose id appeared before in the same import, or with a control character (NUL, ESC, C1),
+or a bidirectional override in any text, is refused. At most ``MAX_LISTED`` errors and
+warnings are listed; the rest are counted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
-import io
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import argon2
 from argon2.exceptions import InvalidHashError
@@ -61,7 +70,7 @@ from inspector_app.domain.rowfields import iso_date as _date
 from inspector_app.domain.rowfields import required as _required
 from inspector_app.domain.rowfields import text as _text
 from inspector_app.packs import PackError, get_pack, pack_dirs
-from inspector_app.security.passwords import ARGON2ID_PREFIX
+from inspector_app.security.passwords import ARGON2ID_PREFIX, MINIMUM_PARAMETERS
 from inspector_app.store import dbapi
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
 from inspector_app.store.reference import PERMIT_STATUSES, TABLES
@@ -76,6 +85,19 @@ __all__ = [
 
 # Dependency order: a row may refer only to tables before its own.
 TABLE_ORDER = tuple(TABLES)
+
+MAX_LINE_CHARS = 1024 * 1024
+MAX_LINE_CHARS_PT = f"{MAX_LINE_CHARS:_}".replace("_", ".")
+MAX_JSON_BYTES = 16 * 1024 * 1024
+MAX_LISTED = 1000
+# C0 controls but tab and line breaks (a route may span lines), DEL, C1 controls;
+# bidirectional embeddings, overrides and isolates and the marks (a name shown or printed in
+# another order than it was typed).
+_FORBIDDEN_CHARS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+# In a report line, line breaks are escaped too: one problem, one line.
+_INVISIBLE_CHARS = re.compile(f"[\n\r{_FORBIDDEN_CHARS.pattern[1:-1]}]")
 
 ProgressCallback = Callable[[str, int], None]
 """Called as ``progress(table, rows_done)`` after each row of a table (good or bad)."""
@@ -99,8 +121,14 @@ class RowError:
 
     def __str__(self) -> str:
         if self.field:
-            return f"{self.where}: {self.field}: {self.message}"
-        return f"{self.where}: {self.message}"
+            return _visible(f"{self.where}: {self.field}: {self.message}")
+        return _visible(f"{self.where}: {self.message}")
+
+
+def _visible(text: str) -> str:
+    """Control and bidirectional characters as ``\\uXXXX``: a report line cannot move the
+    terminal's cursor, change its colours or reorder what follows."""
+    return _INVISIBLE_CHARS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass
@@ -111,19 +139,39 @@ class ImportReport:
     imported: dict[str, int] = field(default_factory=dict)
     errors: list[RowError] = field(default_factory=list)
     warnings: list[RowError] = field(default_factory=list)
+    # Errors and warnings beyond MAX_LISTED: counted, not kept.
+    errors_unlisted: int = 0
+    warnings_unlisted: int = 0
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    def add_error(self, error: RowError) -> None:
+        if len(self.errors) < MAX_LISTED:
+            self.errors.append(error)
+        else:
+            self.errors_unlisted += 1
+
+    def add_warning(self, warning: RowError) -> None:
+        if len(self.warnings) < MAX_LISTED:
+            self.warnings.append(warning)
+        else:
+            self.warnings_unlisted += 1
 
     def lines(self) -> list[str]:
         """A Portuguese summary for the CLI: counts, then each error and warning."""
         kept = ", ".join(f"{table}: {n}" for table, n in self.imported.items()) or "nenhuma"
         out = [f"{self.source}: linhas importadas – {kept}."]
         out += [f"ERRO {e}" for e in self.errors]
+        if self.errors_unlisted:
+            out.append(f"ERRO … e mais {self.errors_unlisted} erro(s) não listado(s).")
         out += [f"AVISO {w}" for w in self.warnings]
+        if self.warnings_unlisted:
+            out.append(f"AVISO … e mais {self.warnings_unlisted} aviso(s) não listado(s).")
+        total = len(self.errors) + self.errors_unlisted
         if self.errors:
-            out.append(f"{len(self.errors)} linha(s) recusada(s); as demais foram importadas.")
+            out.append(f"{total} linha(s) recusada(s); as demais foram importadas.")
         return out
 
 
@@ -217,7 +265,7 @@ class _Context:
         self._rules: frozenset[str] | None = None
 
     def warn(self, field: str, message: str) -> None:
-        self.report.warnings.append(RowError(self.where, field, message))
+        self.report.add_warning(RowError(self.where, field, message))
 
     def exists(self, table: str, row_id: str) -> bool:
         sql = f"SELECT 1 FROM {table} WHERE id = ?"
@@ -416,9 +464,17 @@ def _inspector(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
             "password_hash", "não é um hash argon2id ($argon2id$…); outros formatos são recusados."
         )
     try:
-        argon2.extract_parameters(password_hash)
+        params = argon2.extract_parameters(password_hash)
     except (InvalidHashError, ValueError):
         raise _FieldError("password_hash", "hash argon2id malformado.") from None
+    floor = MINIMUM_PARAMETERS
+    if params.memory_cost < floor.memory_cost_kib or params.time_cost < floor.time_cost:
+        raise _FieldError(
+            "password_hash",
+            f"hash argon2id fraco demais (m={params.memory_cost} KiB, t={params.time_cost}); "
+            f"o mínimo é m={floor.memory_cost_kib} KiB, t={floor.time_cost}: a sede deve "
+            "gerar o hash de novo.",
+        )
     inspector_id = _required(row, "id")
     matricula = _required(row, "matricula")
     other = ctx.other_id("ref_inspectors", "matricula", matricula, inspector_id)
@@ -538,19 +594,54 @@ def _load_rows(
     for done, (where, row) in enumerate(rows, start=1):
         ctx.where = where
         try:
+            _check_characters(row)
             clean = validate(row, ctx)
+            _first_time(ctx, name, spec, clean, where)
             if "updated_at" in spec.columns:
                 clean["updated_at"] = _updated_at(row, ctx.now)
             conn.execute(sql, [clean.get(c) for c in spec.columns])
             report.imported[name] += 1
         except _FieldError as exc:
-            report.errors.append(RowError(where, exc.field, exc.message))
+            report.add_error(RowError(where, exc.field, exc.message))
         except dbapi.IntegrityError as exc:
             if not conn.in_transaction:  # a trigger rolled everything back: stop here
                 raise translate_error(exc) from exc
-            report.errors.append(RowError(where, "", f"recusada pelo banco de dados: {exc}."))
+            report.add_error(RowError(where, "", f"recusada pelo banco de dados: {exc}."))
         if progress is not None:
             progress(name, done)
+
+
+def _check_characters(row: Mapping[str, Any]) -> None:
+    for column, value in row.items():
+        if isinstance(value, str):
+            bad = _FORBIDDEN_CHARS.search(value)
+            if bad is not None:
+                raise _FieldError(
+                    str(column),
+                    f"caractere de controle ou de direção de texto U+{ord(bad.group()):04X} "
+                    "recusado (o texto seria mostrado ou impresso diferente do que é).",
+                )
+
+
+_SEEN_TABLE = "temp._registry_import_seen"
+
+
+def _first_time(ctx: _Context, name: str, spec: _Spec, clean: Mapping[str, Any],
+                where: str) -> None:
+    """Refuse a row whose key came before in this import (it would silently replace it and
+    be counted twice). Keys are kept in a temporary table, not in memory."""
+    key = "\x1f".join(str(clean.get(c)) for c in spec.pk)
+    conn = ctx.store.conn
+    before = conn.execute(
+        f"SELECT at FROM {_SEEN_TABLE} WHERE tbl = ? AND pk = ?", [name, key]
+    ).fetchone()
+    if before is not None:
+        shown = "/".join(str(clean.get(c)) for c in spec.pk)
+        raise _FieldError(
+            spec.pk[0] if len(spec.pk) == 1 else "",
+            f"{shown!r} repetido neste arquivo (já em {before[0]}); linha recusada.",
+        )
+    conn.execute(f"INSERT INTO {_SEEN_TABLE} (tbl, pk, at) VALUES (?, ?, ?)", [name, key, where])
 
 
 def _updated_at(row: Mapping[str, Any], default: str) -> str:
@@ -585,63 +676,84 @@ def _comment_table(line: str) -> str | None:
     return body if body.lower().removeprefix("ref_") in _SPECS else None
 
 
+def _unreadable(path: Path, exc: OSError) -> RegistryImportError:
+    return RegistryImportError(
+        f"{path}: {exc}", f"{path.name}: não foi possível ler o arquivo ({exc.strerror})."
+    )
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> RegistryImportError:
+    return RegistryImportError(
+        f"{path}: not UTF-8 ({exc})",
+        f"{path.name}: o arquivo não está em UTF-8 (byte {exc.start}). Salve-o como UTF-8.",
+    )
+
+
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise RegistryImportError(
-            f"{path}: not UTF-8 ({exc})",
-            f"{path.name}: o arquivo não está em UTF-8 (byte {exc.start}). Salve-o como UTF-8.",
-        ) from None
+        raise _not_utf8(path, exc) from None
     except OSError as exc:
-        raise RegistryImportError(
-            f"{path}: {exc}", f"{path.name}: não foi possível ler o arquivo ({exc.strerror})."
-        ) from None
+        raise _unreadable(path, exc) from None
+
+
+def _physical_lines(path: Path, fh: IO[str]) -> Iterator[str]:
+    """The file's lines as an editor counts them (\\n, \\r\\n or \\r), read one at a time;
+    a line longer than ``MAX_LINE_CHARS`` stops the file (it would be held whole)."""
+    number = 0
+    while True:
+        try:
+            line = fh.readline(MAX_LINE_CHARS + 1)
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(path, exc) from None
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise RegistryImportError(
+                f"{path}:{number}: line longer than {MAX_LINE_CHARS} characters",
+                f"{path.name}:{number}: linha com mais de {MAX_LINE_CHARS_PT} caracteres; "
+                "arquivo recusado, nada dele foi gravado.",
+            )
+        yield line
 
 
 def _csv_rows(
     path: Path, table: str | None, report: ImportReport
 ) -> tuple[str, Iterator[tuple[str, Mapping[str, Any]]]]:
-    text = _read_text(path)
-    # Physical lines as an editor counts them (\n, \r\n or \r; str.splitlines would also
-    # split on form feeds and U+2028 inside a field).
-    lines = io.StringIO(text, newline="").readlines()
-    offset = 0
-    named = None
-    # Leading comments and blank lines; the first comment may name the table.
-    while offset < len(lines):
-        stripped = lines[offset].strip()
-        if stripped.startswith("#"):
-            named = named or _comment_table(stripped)
-        elif stripped:
-            break
-        offset += 1
-    chosen = table or named or path.stem
-    name = _table_name(chosen)
-    if name is None:
-        raise RegistryImportError(
-            f"{path}: cannot tell which table {chosen!r} is",
-            f"{path.name}: tabela {chosen!r} desconhecida; indique-a com --table, com a "
-            f"primeira linha '# table: vehicles' ou pelo nome do arquivo "
-            f"({', '.join(_SPECS)}).",
-        )
-    if offset >= len(lines):
+    try:
+        # newline="": universal newlines kept as written (str.splitlines would also split
+        # on form feeds and U+2028 inside a field); csv sees every line terminator.
+        fh = path.open(encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    lines = _physical_lines(path, fh)
+    try:
+        name, offset, header_line = _csv_head(path, table, lines)
+    except BaseException:
+        fh.close()
+        raise
+    if header_line is None:
+        fh.close()
         return name, iter(())
-    header_line = lines[offset]
     delimiter = ";" if header_line.count(";") > header_line.count(",") else ","
-    reader = csv.reader(lines[offset:], delimiter=delimiter)
+    reader = csv.reader(_chain(header_line, lines), delimiter=delimiter)
     header = [h.strip().lower() for h in next(reader)]
     header_no = offset + 1
     spec = _SPECS[name]
     where_header = f"{path.name}:{header_no}"
     for col in header:
         if col not in spec.accepted and col:
-            report.warnings.append(
+            report.add_warning(
                 RowError(where_header, col, "coluna desconhecida, ignorada.")
             )
     missing = [c for c in _REQUIRED_COLUMNS[name] if c not in header]
     if missing:
-        report.errors.append(
+        fh.close()
+        report.add_error(
             RowError(
                 where_header,
                 ", ".join(missing),
@@ -653,23 +765,68 @@ def _csv_rows(
 
     def rows() -> Iterator[tuple[str, Mapping[str, Any]]]:
         consumed = reader.line_num  # physical lines read so far, header included
-        for record in reader:
-            line_no = offset + consumed + 1
-            consumed = reader.line_num
-            if not any(cell.strip() for cell in record):
-                continue
-            if len(record) > len(header):
-                report.errors.append(
-                    RowError(
-                        f"{path.name}:{line_no}",
-                        "",
-                        f"{len(record)} campos para {len(header)} colunas do cabeçalho.",
+        try:
+            while True:
+                line_no = offset + consumed + 1
+                try:
+                    record = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:
+                    raise RegistryImportError(
+                        f"{path}:{line_no}: {exc}",
+                        f"{path.name}:{line_no}: CSV ilegível ({exc}); arquivo recusado, "
+                        "nada dele foi gravado.",
+                    ) from None
+                consumed = reader.line_num
+                if not any(cell.strip() for cell in record):
+                    continue
+                if len(record) > len(header):
+                    report.add_error(
+                        RowError(
+                            f"{path.name}:{line_no}",
+                            "",
+                            f"{len(record)} campos para {len(header)} colunas do cabeçalho.",
+                        )
                     )
-                )
-                continue
-            yield f"{path.name}:{line_no}", dict(zip(header, record, strict=False))
+                    continue
+                yield f"{path.name}:{line_no}", dict(zip(header, record, strict=False))
+        finally:
+            fh.close()
 
     return name, rows()
+
+
+def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
+def _csv_head(path: Path, table: str | None,
+              lines: Iterator[str]) -> tuple[str, int, str | None]:
+    """Leading comments and blank lines (the first comment may name the table): the table,
+    how many lines came before the header, and the header line (None: no header)."""
+    offset = 0
+    named = None
+    header_line = None
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            named = named or _comment_table(stripped)
+        elif stripped:
+            header_line = line
+            break
+        offset += 1
+    chosen = table or named or path.stem
+    name = _table_name(chosen)
+    if name is None:
+        raise RegistryImportError(
+            f"{path}: cannot tell which table {chosen!r} is",
+            f"{path.name}: tabela {chosen!r} desconhecida; indique-a com --table, com a "
+            f"primeira linha '# table: vehicles' ou pelo nome do arquivo "
+            f"({', '.join(_SPECS)}).",
+        )
+    return name, offset, header_line
 
 
 _REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -684,9 +841,46 @@ _REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+class _RepeatedKeyError(ValueError):
+    pass
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKeyError(key)
+        out[key] = value
+    return out
+
+
 def _json_tables(path: Path, report: ImportReport) -> list[tuple[str, list[tuple[str, Any]]]]:
     try:
-        data = json.loads(_read_text(path))
+        size = path.stat().st_size
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if size > MAX_JSON_BYTES:
+        raise RegistryImportError(
+            f"{path}: JSON file of {size} bytes is over the {MAX_JSON_BYTES} byte limit",
+            f"{path.name}: arquivo JSON de {size // (1024 * 1024)} MiB; o limite é "
+            f"{MAX_JSON_BYTES // (1024 * 1024)} MiB. Para cadastros grandes use CSV (uma "
+            "tabela por arquivo, lido linha a linha).",
+        )
+    try:
+        data = json.loads(_read_text(path), object_pairs_hook=_no_repeated_keys)
+    except _RepeatedKeyError as exc:
+        key = exc.args[0]
+        where = (f"a tabela {key!r} aparece duas vezes" if key in _SPECS
+                 else f"o campo {key!r} aparece duas vezes num mesmo objeto")
+        raise RegistryImportError(
+            f"{path}: key {key!r} appears twice in one object",
+            f"{path.name}: {where}; arquivo recusado (só uma das ocorrências valeria).",
+        ) from None
+    except RecursionError:
+        raise RegistryImportError(
+            f"{path}: invalid JSON: nested too deeply",
+            f"{path.name}: JSON aninhado demais; arquivo recusado.",
+        ) from None
     except json.JSONDecodeError as exc:
         raise RegistryImportError(
             f"{path}: invalid JSON: {exc}",
@@ -699,7 +893,7 @@ def _json_tables(path: Path, report: ImportReport) -> list[tuple[str, list[tuple
         )
     for key in data:
         if key not in _SPECS:
-            report.errors.append(
+            report.add_error(
                 RowError(key, "", f"tabela desconhecida, ignorada; use {', '.join(_SPECS)}.")
             )
     out = []
@@ -708,7 +902,7 @@ def _json_tables(path: Path, report: ImportReport) -> list[tuple[str, list[tuple
             continue
         items = data[name]
         if not isinstance(items, list):
-            report.errors.append(RowError(name, "", "esperada uma lista de objetos."))
+            report.add_error(RowError(name, "", "esperada uma lista de objetos."))
             continue
         out.append((name, [(f"{name}[{i}]", item) for i, item in enumerate(items)]))
     return out
@@ -721,12 +915,12 @@ def _json_rows(
     accepted = _SPECS[name].accepted
     for where, item in items:
         if not isinstance(item, dict):
-            report.errors.append(RowError(where, "", "esperado um objeto."))
+            report.add_error(RowError(where, "", "esperado um objeto."))
             continue
         unknown.update(k for k in item if k not in accepted)
         yield where, item
     for key in sorted(unknown):
-        report.warnings.append(RowError(name, key, "campo desconhecido, ignorado."))
+        report.add_warning(RowError(name, key, "campo desconhecido, ignorado."))
 
 
 # --------------------------------------------------------------------------------------------
@@ -757,6 +951,23 @@ def import_registry(
     path = Path(path)
     store.require_writable()
     report = ImportReport(source=str(path))
+    try:
+        store.conn.execute(f"DROP TABLE IF EXISTS {_SEEN_TABLE}")
+        store.conn.execute(
+            f"CREATE TABLE {_SEEN_TABLE} (tbl TEXT NOT NULL, pk TEXT NOT NULL, at TEXT NOT "
+            "NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID"
+        )
+    except dbapi.Error as exc:
+        raise translate_error(exc) from exc
+    try:
+        return _import_path(store, path, table, progress, report)
+    finally:
+        with contextlib.suppress(*dbapi.Error):
+            store.conn.execute(f"DROP TABLE IF EXISTS {_SEEN_TABLE}")
+
+
+def _import_path(store: Store, path: Path, table: str | None,
+                 progress: ProgressCallback | None, report: ImportReport) -> ImportReport:
     if path.is_dir():
         files = sorted(
             (p for p in path.iterdir() if p.suffix.lower() in (".csv", ".json")), key=_file_order
