@@ -231,20 +231,21 @@ def _cmd_demo_seed(args: argparse.Namespace) -> int:
 def _cmd_render(args: argparse.Namespace) -> int:
     from inspector_app import services
 
+    out = Path(args.out)
     store = _open(args)
     try:
         record = services.find_record(store=store, number=args.auto)
-        doc = services.render_record(
-            store=store, record_id=record.id, layout=args.layout, copy=args.copy
-        )
+        try:
+            # Written before it is counted: a file that cannot be written counts nothing.
+            doc = services.render_record(
+                store=store, record_id=record.id, layout=args.layout, copy=args.copy,
+                target=str(out.resolve()), deliver=out.write_bytes,
+            )
+        except OSError as exc:
+            print(f"inspector: cannot write {out}: {exc.strerror}", file=sys.stderr)
+            return EXIT_PROBLEMS
     finally:
         store.close()
-    out = Path(args.out)
-    try:
-        out.write_bytes(doc.pdf)
-    except OSError as exc:
-        print(f"inspector: cannot write {out}: {exc.strerror}", file=sys.stderr)
-        return EXIT_PROBLEMS
     label = f" (reprint {doc.reprint_number})" if doc.reprint_number else ""
     print(f"{out}: {record.kind} {record.display_number}{label}, sha256 {doc.pdf_sha256}")
     return EXIT_OK
