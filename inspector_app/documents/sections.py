@@ -42,6 +42,8 @@ PRESUMED_NOTE = (
     "Este documento aplica regra(s) presumida(s): a norma é omissa ou ambígua nos pontos "
     "abaixo, e o valor adotado pode ser revisto pela autoridade julgadora."
 )
+PRESUMED_NOTE_ROLL = ("Norma omissa ou ambígua nos pontos abaixo: regra(s) presumida(s), "
+                      "revisável(is) pela autoridade julgadora.")
 ESTIMATE_NOTE = "Valores estimados; o valor final é apurado no pagamento."
 REFUSED = "O condutor recusou-se a assinar."
 ABSENT = "Condutor ausente: não assinou."
@@ -102,10 +104,14 @@ def zone_note_at(ctx: DocContext, at: object) -> str:
 def place_and_time(ctx: DocContext) -> Story:
     body, loc = ctx.body, ctx.section("location")
     when = body.get("occurred_at")
+    if ctx.styles.narrow:
+        moment = [Field("Data e hora", f"{fmt.date_in_zone(when, tz=ctx.tz)} "
+                                       f"{fmt.time_br(when, tz=ctx.tz)}{zone_note(ctx)}", span=2)]
+    else:
+        moment = [Field("Data", fmt.date_in_zone(when, tz=ctx.tz)),
+                  Field("Hora", fmt.time_br(when, tz=ctx.tz) + zone_note(ctx))]
     items = [
-        Field("Data", fmt.date_in_zone(when, tz=ctx.tz)),
-        Field("Hora", fmt.time_br(when, tz=ctx.tz) + zone_note(ctx), span=2 if
-              ctx.styles.narrow else 1),
+        *moment,
         Field("Tipo de local", fmt.location_type(loc.get("type"))),
         Field("Coordenadas (GPS)", fmt.coordinates(loc.get("latitude"), loc.get("longitude"))),
         Field("Local", fmt.text(loc.get("place")), span=4),
@@ -148,6 +154,9 @@ def registry_text(ctx: DocContext) -> str:
 
 def agent(ctx: DocContext, title: str = "Agente de fiscalização", key: str = "agent") -> Story:
     who = ctx.section(key)
+    if ctx.styles.narrow:
+        return [heading(ctx, title), txt(f"{fmt.text(who.get('name'))} – matrícula "
+                                         f"{fmt.text(who.get('matricula'))}", ctx.styles.body)]
     items = [Field("Nome", fmt.text(who.get("name")), span=3),
              Field("Matrícula", fmt.text(who.get("matricula")))]
     return [heading(ctx, title), fields(ctx, items)]
@@ -159,6 +168,23 @@ def vehicle(ctx: DocContext) -> Story:
     species = " / ".join(str(v[k]) for k in ("species", "category") if v.get(k)) or fmt.MISSING
     years = " / ".join(fmt.text(v.get(k)) for k in ("chassis_year", "body_year"))
     registered = v.get("registered")
+    if ctx.styles.narrow:  # the roll: two short fields a row, long ones alone
+        items = [
+            Field("Placa", fmt.text(v.get("plate"))), Field("UF", fmt.text(v.get("uf"))),
+            Field("Marca/modelo", fmt.text(v.get("make_model")), span=2),
+            Field("Espécie", species, span=2),
+            Field("Prefixo", fmt.text(v.get("fleet_number"))),
+            Field("RENAVAM", fmt.text(v.get("renavam"))),
+            Field("Chassi", fmt.text(v.get("chassis")), span=2),
+            Field("Ano chassi/carroc.", years),
+            Field("Lugares/portas", f"{fmt.text(v.get('seats'))}/{fmt.text(v.get('doors'))}"),
+            Field("Linha", line, span=2),
+            Field("Cadastro", "não cadastrado" if registered is False else
+                  "cadastrado" if registered else fmt.MISSING, span=2),
+        ]
+        out_roll: Story = [heading(ctx, "Veículo"), fields(ctx, items)]
+        note = registry_text(ctx)
+        return out_roll + ([txt(note, ctx.styles.small)] if note else [])
     items = [
         Field("Placa", fmt.text(v.get("plate"))),
         Field("Marca/modelo", fmt.text(v.get("make_model")), span=2),
@@ -243,6 +269,10 @@ def infractions(ctx: DocContext) -> Story:
     else:
         out.append(_infraction_table(ctx, rows))
     totals = as_map(outcome(ctx).get("totals"))
+    if st.narrow:  # the roll: each estimate sits with its penalty; one total line
+        out.append(txt(bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "
+                            f"{fmt.text(totals.get('points'), '0')} ponto(s)."), st.body))
+        return [*out, txt(ESTIMATE_NOTE, st.small)]
     out.append(Spacer(1, 3))
     out.append(txt([bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "
                          f"{fmt.text(totals.get('points'), '0')} ponto(s)."),
@@ -366,6 +396,13 @@ def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> Flo
     return table(data, [w * scale for w in widths])
 
 
+def _has_fine(inf: Mapping[str, Any]) -> bool:
+    try:
+        return float(str(inf.get("fine_brl") or 0)) > 0
+    except ValueError:
+        return True
+
+
 def _infraction_block(ctx: DocContext, n: int, inf: Mapping[str, Any]) -> Story:
     st = ctx.styles
     return [
@@ -374,10 +411,16 @@ def _infraction_block(ctx: DocContext, n: int, inf: Mapping[str, Any]) -> Story:
         txt(f"{fmt.text(inf.get('description'))}{_flags(inf)}", st.body),
         txt(_findings_text(ctx, inf), st.body),
         txt(f"Fundamento: {_basis(inf)}", st.small),
-        txt(["Penalidade: ", bold(fmt.penalty(inf.get("penalty"))), " · valor estimado ",
-             bold(fmt.money(inf.get("fine_brl"))), " · ",
-             bold(fmt.text(inf.get("points"), "0")), " ponto(s)"], st.body),
-        Spacer(1, 3),
+        *([txt(["Penalidade: ", bold(fmt.penalty(inf.get("penalty"))), " · valor estimado ",
+                bold(fmt.money(inf.get("fine_brl"))), " · ",
+                bold(fmt.text(inf.get("points"), "0")), " ponto(s)"], st.body),
+           txt(f"Estimativa: {fmt.text(inf.get('fine_reference'))}", st.small)]
+          if _has_fine(inf) else
+          [txt(["Penalidade: ", bold(fmt.text(inf.get("fine_reference"),
+                                              fmt.penalty(inf.get("penalty")))),
+                f" · {fmt.money(inf.get('fine_brl'))} · ",
+                bold(fmt.text(inf.get("points"), "0")), " ponto(s)"], st.body)]),
+        Spacer(1, 1.5),
     ]
 
 
@@ -443,6 +486,8 @@ def measures(ctx: DocContext) -> Story:
         if cassacao.get("note"):
             out.append(txt(str(cassacao["note"]), st.small))
     if not any_measure:
+        if st.narrow:
+            return [txt([bold("Medidas administrativas: "), "nenhuma."], st.body)]
         out.append(txt("Nenhuma medida administrativa.", st.body))
     return keep(ctx, out)
 
@@ -561,7 +606,9 @@ def presumed_rules(ctx: DocContext) -> Story:
     if not used:
         return []
     st = ctx.styles
-    out: Story = [heading(ctx, "Regras presumidas"), txt(PRESUMED_NOTE, st.body)]
+    note = PRESUMED_NOTE_ROLL if st.narrow else PRESUMED_NOTE
+    out: Story = [heading(ctx, "Regras presumidas"), txt(note, st.small if st.narrow else
+                                                          st.body)]
     out += [bullet(assumption_sentence(ctx, a), st.small) for a in used]
     return out
 
@@ -622,6 +669,8 @@ def evidence(ctx: DocContext) -> Story:
         return out_roll
     out: Story = [heading(ctx, "Evidências (fotos)")]
     if not photos:
+        if st.narrow:
+            return [txt([bold("Evidências (fotos): "), "nenhuma foto registrada."], st.body)]
         return [*out, txt("Nenhuma foto registrada.", st.body)]
     per_row = st.thumbs_per_row
     gap = 6.0
@@ -693,7 +742,8 @@ def _signature_block(ctx: DocContext, role: str, sig: Mapping[str, Any], zone: A
     out: Story = []
     if status == "signed":
         path = verified_blob(ctx.blob_dir, sig.get("png_sha256"), ".png")
-        out.append(Picture(path, min(width, 170), 48, frame=False, mask="auto",
+        out.append(Picture(path, min(width, 170), 28 if st.narrow else 48, frame=False,
+                           mask="auto",
                            missing="assinatura indisponível"))
         out.append(Line(width))
         out.append(txt([bold(f"{who}: "), name], st.small))
@@ -751,10 +801,9 @@ def roll_header(ctx: DocContext) -> Story:
     out: Story = []
     if ctx.demo:
         out.append(Band(DEMO_BAND, st.body, mono=st.mono))
-    if pack.get("organ_name"):
-        out.append(txt(bold(str(pack["organ_name"])), st.center))
-    if pack.get("organ"):
-        out.append(txt(str(pack["organ"]), st.center))
+    organ = " – ".join(str(pack[k]) for k in ("organ_name", "organ") if pack.get(k))
+    if organ:
+        out.append(txt(bold(organ), st.center))
     out.append(txt(ctx.title, st.title))
     out.append(txt([bold(f"N.º {number_text(ctx)}"), f" – série {fmt.text(ctx.record.series)}"],
                    st.center))
@@ -768,7 +817,7 @@ def roll_header(ctx: DocContext) -> Story:
 
 def roll_footer(ctx: DocContext) -> Story:
     st = ctx.styles
-    qr = QrImage(ctx.qr, 30 * mm)
+    qr = QrImage(ctx.qr, 20 * mm)  # 37 modules: 0.54 mm (4 dots at 203 dpi) each
     qr.hAlign = "CENTER"
     out: Story = [heading(ctx, "Verificação"), qr, *verification_lines(ctx)]
     if ctx.demo:
@@ -783,7 +832,8 @@ def verification_lines(ctx: DocContext) -> Story:
     pack = ctx.section("pack")
     lines: Story = [
         txt(bold(f"Código de verificação: {rec.verification_code}"), st.body),
-        txt(f"Verifique em {ctx.url}", st.small),
+        txt(f"Verifique em {ctx.url}" if ctx.verify_known else
+            "Verifique pelo código na página de verificação do órgão.", st.small),
         txt(f"Registro SHA-256: {fmt.grouped_hex(rec.sha256)}", st.digest),
         txt(f"Lavrado em {fmt.datetime_br(rec.created_at, tz=ctx.tz)} – "
             f"{rec.display_number}", st.small),
