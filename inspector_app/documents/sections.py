@@ -267,7 +267,7 @@ def infractions(ctx: DocContext) -> Story:
         for n, inf in enumerate(rows, 1):
             out += keep(ctx, _infraction_block(ctx, n, inf))
     else:
-        out.append(_infraction_table(ctx, rows))
+        out += _infraction_table(ctx, rows)
     totals = as_map(outcome(ctx).get("totals"))
     if st.narrow:  # the roll: each estimate sits with its penalty; one total line
         out.append(txt(bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "
@@ -372,7 +372,7 @@ def _flags(inf: Mapping[str, Any]) -> str:
     return f" ({', '.join(flags)})" if flags else ""
 
 
-def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> Flowable:
+def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> list[Flowable]:
     st = ctx.styles
     head = ["#", "Dispositivo", "Grupo", "Descrição, constatação e fundamento legal",
             "Penalidade", "Valor estimado", "Pontos"]
@@ -393,7 +393,10 @@ def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> Flo
         ])
     widths = [14, 92, 34, 220, 56, 60, 34]
     scale = st.width / sum(widths)
-    return table(data, [w * scale for w in widths])
+    cols = [w * scale for w in widths]
+    # One table per infraction (the first with the header, kept with the heading), so a
+    # tall infraction moves to the next page alone instead of taking the whole list.
+    return [table(data[:2], cols), *[table([row], cols, header=False) for row in data[2:]]]
 
 
 def _has_fine(inf: Mapping[str, Any]) -> bool:
