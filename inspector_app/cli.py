@@ -251,6 +251,38 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_documents_settings(args: argparse.Namespace) -> int:
+    from inspector_app.store import device_context as dc
+
+    store = _open(args)
+    try:
+        if args.signature:
+            store.set_meta("document_signature", args.signature)
+        if args.clock_tolerance is not None:
+            if not 1 <= args.clock_tolerance <= 86_400:
+                print("inspector: --clock-tolerance must be 1..86400 seconds", file=sys.stderr)
+                return EXIT_PROBLEMS
+            store.set_meta(dc.META_TOLERANCE, str(args.clock_tolerance))
+        filing = {f: getattr(args, f"filing_{f}") for f in dc.FILING_KEYS
+                  if getattr(args, f"filing_{f}")}
+        if filing:
+            if not args.filing_pack:
+                print("inspector: --filing-* needs --filing-pack PACK", file=sys.stderr)
+                return EXIT_PROBLEMS
+            dc.set_filing(store, args.filing_pack, filing)
+        shown = {
+            "signature": store.meta("document_signature") or "ed25519",
+            "clock_tolerance_s": dc.tolerance_s(store),
+            "verify_base_url": dc.verify_base_url(store),
+        }
+        if args.filing_pack:
+            shown["filing"] = dc.filing_for(store, args.filing_pack)
+    finally:
+        store.close()
+    _print_json(shown)
+    return EXIT_OK
+
+
 def _cmd_enroll(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -337,6 +369,22 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--copy", choices=["1", "2"], default="1")
     render.add_argument("--out", required=True, metavar="FILE.pdf")
     render.set_defaults(func=_cmd_render)
+
+    docs = sub.add_parser("documents", help="how documents are signed, timed and filed")
+    docs_sub = docs.add_subparsers(dest="documents_command", required=True,
+                                   parser_class=_Parser)
+    dset = docs_sub.add_parser("settings", help="show or change the document settings (JSON)")
+    dset.add_argument("--signature", choices=["ed25519", "p256"],
+                      help="PDF signature: Ed25519 device key (default) or P-256 (Acrobat, "
+                           "pdfsig)")
+    dset.add_argument("--clock-tolerance", type=int, metavar="SECONDS",
+                      help="device clock vs HQ time allowed before documents say "
+                           "'horário não confirmado' (1..86400, default 120)")
+    dset.add_argument("--filing-pack", metavar="PACK",
+                      help="pack whose filing place (where to defend) is set below")
+    for field in ("body", "address", "protocol", "online", "hours"):
+        dset.add_argument(f"--filing-{field}", metavar="TEXT")
+    dset.set_defaults(func=_cmd_documents_settings)
 
     enroll = sub.add_parser("enroll", help="enrol this device with HQ (one-time code)")
     enroll.add_argument("--hq", required=True, metavar="URL")

@@ -926,7 +926,20 @@ def render_record(
         raise ServiceError("copy", "Via inválida (1ª ou 2ª).")
     out = outputs.prepare_output(store, record.id, copy=copy, layout=layout)
     demo = (record.series or "").startswith("DEMO-")
-    if sign:
+    if sign and store.meta("document_signature") == "p256":
+        # For readers without EdDSA (Acrobat, poppler's pdfsig): documents.pades_p256.
+        from inspector_app.documents.pades_p256 import load_or_create_p256, sign_pdf_p256
+
+        pack = record.envelope.get("body", {}).get("pack") or {}
+        key_pem, cert = load_or_create_p256(
+            store.data_dir, device_id=store.meta("device_id") or "dispositivo",
+            organ=str(pack.get("organ") or "Fiscalização"), demo=demo)
+        out = outputs.with_pdf(out, sign_pdf_p256(
+            out.pdf, key_pem=key_pem, certificate_der=cert,
+            signed_at=dt.datetime.now(BRASILIA),
+            location=str(record.envelope.get("body", {}).get("location", {})
+                         .get("place", ""))))
+    elif sign:
         key = device_key(store)
         pack = record.envelope.get("body", {}).get("pack") or {}
         certificate = load_or_create_device_certificate(

@@ -133,3 +133,20 @@ def test_the_verification_address_comes_from_enrolment_not_a_placeholder(store):
     assert dc.verify_base_url(store) == "http://10.0.0.5:8000/verify/"
     store.set_meta(dc.META_PUBLIC_URL, "https://fiscalizacao.example.gov.br/")
     assert dc.verify_base_url(store) == "https://fiscalizacao.example.gov.br/verify/"
+
+
+def test_the_document_settings_are_set_from_the_command_line(tmp_path, capsys):
+    from inspector_app import cli
+
+    data = str(tmp_path / "cli-store")
+    assert cli.main(["--data-dir", data, "documents", "settings", "--signature", "p256",
+                     "--clock-tolerance", "60", "--filing-pack", "DF_STPA",
+                     "--filing-address", "SAIN, Setor de protocolo"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["signature"] == "p256" and shown["clock_tolerance_s"] == 60
+    assert shown["filing"] == {"address": "SAIN, Setor de protocolo"}
+    assert cli.main(["--data-dir", data, "documents", "settings", "--clock-tolerance",
+                     "0"]) != 0  # out of range: refused, nothing changed
+    capsys.readouterr()
+    assert cli.main(["--data-dir", data, "documents", "settings"]) == 0
+    assert json.loads(capsys.readouterr().out)["clock_tolerance_s"] == 60
