@@ -251,6 +251,42 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def escpos_printer(address: str) -> object:
+    """A python-escpos printer for ``tcp://host:port``, ``serial:PORT`` or ``usb:VID:PID``."""
+    from escpos import printer as escpos_printer_module
+
+    if address.startswith("tcp://"):
+        host, _, port = address[6:].partition(":")
+        return escpos_printer_module.Network(host, port=int(port or 9100), timeout=5)
+    if address.startswith("serial:"):
+        return escpos_printer_module.Serial(devfile=address[7:], baudrate=9600, timeout=5)
+    if address.startswith("usb:"):
+        vid, _, pid = address[4:].partition(":")
+        return escpos_printer_module.Usb(int(vid, 16), int(pid, 16))
+    raise ValueError(f"unknown printer address {address!r} (tcp://, serial:, usb:)")
+
+
+def _cmd_print_escpos(args: argparse.Namespace) -> int:
+    from inspector_app import services
+    from inspector_app.documents import escpos_out
+
+    try:
+        printer = escpos_printer(args.printer)
+    except ValueError as exc:
+        print(f"inspector: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    store = _open(args)
+    try:
+        record = services.find_record(store=store, number=args.auto)
+        result = escpos_out.print_output(store, printer, record.id, copy=args.copy,
+                                         matricula=args.matricula, address=args.printer,
+                                         width_mm=args.width)
+    finally:
+        store.close()
+    print(result.message_pt, file=sys.stdout if result.delivered else sys.stderr)
+    return EXIT_OK if result.delivered else EXIT_PROBLEMS
+
+
 def _cmd_documents_settings(args: argparse.Namespace) -> int:
     from inspector_app.store import device_context as dc
 
@@ -369,6 +405,17 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--copy", choices=["1", "2"], default="1")
     render.add_argument("--out", required=True, metavar="FILE.pdf")
     render.set_defaults(func=_cmd_render)
+
+    esc = sub.add_parser("print-escpos", help="print a sealed document on an ESC/POS thermal "
+                                              "printer (counted only when it printed whole)")
+    esc.add_argument("--auto", required=True, metavar="NUMBER")
+    esc.add_argument("--printer", required=True, metavar="ADDRESS",
+                     help="tcp://HOST[:9100], serial:/dev/rfcomm0 (or COM5), usb:VID:PID")
+    esc.add_argument("--copy", choices=["1", "2"], default="1")
+    esc.add_argument("--width", type=int, choices=[48, 64, 72], default=72,
+                     help="printable width in mm")
+    esc.add_argument("--matricula", default="cli")
+    esc.set_defaults(func=_cmd_print_escpos)
 
     docs = sub.add_parser("documents", help="how documents are signed, timed and filed")
     docs_sub = docs.add_subparsers(dest="documents_command", required=True,

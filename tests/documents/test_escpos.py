@@ -152,3 +152,20 @@ def test_a_print_cut_off_midway_is_partial_and_not_delivered(kit, emulator):
     assert not result.delivered and "parcial" in result.message_pt
     assert outputs.output_count(kit.store, record.id, "1") == before
     assert outputs.failures(kit.store, record.id)[-1]["status"] == "partial"
+
+
+def test_the_cli_prints_to_a_network_printer_and_exits_nonzero_on_paper_out(kit, emulator,
+                                                                          capsys):
+    from inspector_app import cli
+
+    record = kit.records["auto_infracao_ausente"]
+    data = str(kit.store.data_dir)
+    emu = emulator(paper_out=True)
+    args = ["--data-dir", data, "print-escpos", "--auto", record.display_number,
+            "--printer", f"tcp://127.0.0.1:{emu.port}"]
+    assert cli.main(args) != 0
+    assert "sem papel" in capsys.readouterr().err
+    emu = emulator()
+    args[-1] = f"tcp://127.0.0.1:{emu.port}"
+    assert cli.main(args) == 0
+    assert "Impresso" in capsys.readouterr().out
