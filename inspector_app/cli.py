@@ -253,7 +253,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 def escpos_printer(address: str) -> object:
     """A python-escpos printer for ``tcp://host:port``, ``serial:PORT`` or ``usb:VID:PID``."""
-    from escpos import printer as escpos_printer_module
+    from escpos import printer as escpos_printer_module  # type: ignore[import-untyped]
 
     if address.startswith("tcp://"):
         host, _, port = address[6:].partition(":")
