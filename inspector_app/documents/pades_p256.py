@@ -1,7 +1,7 @@
 """A P-256 (ECDSA, SHA-256) PAdES signature for readers without EdDSA.
 
 The device's Ed25519 signature (:mod:`.pades`) is ISO/TS 32002; Adobe Acrobat and
-poppler's ``pdfsig`` (23.x) do not know EdDSA and report the file as unsigned or the
+poppler's ``pdfsig`` (22.12 here) do not know EdDSA and report the file as unsigned or the
 signature as unsupported. When the setting ``document_signature`` is ``"p256"`` the PDFs
 are signed instead with a P-256 document-signing key kept next to the store
 (``document_signing_p256.pem``, created on first use, owner-only) and its self-issued

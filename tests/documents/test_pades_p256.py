@@ -49,5 +49,5 @@ def test_the_ed25519_default_is_what_pdfsig_cannot_read(kit, tmp_path):
     doc = services.render_record(store=kit.store, record_id=kit.records["cancelamento"].id,
                                  target="ed.pdf")
     report = _pdfsig(doc.pdf, tmp_path, "ed.pdf")
-    assert "Signature is Valid." not in report
+    assert "Signature is Valid." not in report  # poppler 22.12: "Document isn't signed …"
     assert SIGNATURE_FIELD.encode() in doc.pdf
