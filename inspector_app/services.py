@@ -705,9 +705,13 @@ def release_vehicle(
     env = retention.envelope
     common = {"plate_key": env["plate_key"], "holder_id": env["holder_id"],
               "occurred_on": dt.date.today().isoformat(), "refers_to": retention_id}
+    auto_ref = env.get("refers_to")
+    auto_number = (load_record(store, auto_ref).display_number
+                   if isinstance(auto_ref, str) and auto_ref else None)
     body = {
         "pack": env["body"].get("pack"),
         "retention_number": retention.display_number,
+        "auto_number": auto_number,  # the termo cites the auto it relates to (issue 12)
         "vehicle": env["body"]["vehicle"], "agent": {"matricula": session.matricula,
                                                      "name": session.name},
         "conditions": {"fault_fixed": fault_fixed, "rechecked_items": list(rechecked_items),
