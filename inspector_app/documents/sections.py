@@ -555,10 +555,9 @@ def where_to_file(ctx: DocContext, bodies: Sequence[str]) -> Story:
     return out
 
 
-def printed_assumptions(ctx: DocContext) -> list[Mapping[str, Any]]:
-    """The presumed rules that changed this outcome: those an infraction, a deadline or a
-    measure of this document actually used (not every parameter the engine looked at)."""
-    o = outcome(ctx)
+def used_assumptions(o: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The presumed rules that changed an outcome (JSON): those an infraction, a deadline
+    or a measure actually used (not every parameter the engine looked at)."""
     used: list[Mapping[str, Any]] = []
     seen: set[str] = set()
     holders: list[Any] = [*as_list(o.get("infractions")), *as_list(o.get("deadlines"))]
@@ -574,12 +573,16 @@ def printed_assumptions(ctx: DocContext) -> list[Mapping[str, Any]]:
     return used
 
 
-def _pack_entry(ctx: DocContext, name: str) -> Any:
+def printed_assumptions(ctx: DocContext) -> list[Mapping[str, Any]]:
+    return used_assumptions(outcome(ctx))
+
+
+def _pack_entry_of(pack_id: object, name: str) -> Any:
     """The pack's parameter (or dated-table row) behind a presumed rule, or None."""
     try:
         from inspector_app.packs import get_pack
 
-        pack = get_pack(str(ctx.section("pack").get("id")))
+        pack = get_pack(str(pack_id))
     except Exception:
         return None
     if name.startswith("tables."):
@@ -588,10 +591,10 @@ def _pack_entry(ctx: DocContext, name: str) -> Any:
     return pack.parameters.get(name)
 
 
-def assumption_sentence(ctx: DocContext, a: Mapping[str, Any]) -> str:
+def sentence_for(pack_id: object, a: Mapping[str, Any]) -> str:
     """One sentence of legal Portuguese for a presumed rule: the pack's ``printed`` text,
     else a neutral sentence from its label and legal basis. Never the parameter's key."""
-    entry = _pack_entry(ctx, str(a.get("parameter")))
+    entry = _pack_entry_of(pack_id, str(a.get("parameter")))
     printed = fmt.text(a.get("printed") or getattr(entry, "printed", ""), "")
     if printed:
         return fmt.legal(printed)
@@ -602,6 +605,16 @@ def assumption_sentence(ctx: DocContext, a: Mapping[str, Any]) -> str:
     tail = f" ({basis})" if basis else ""
     return (f"Por omissão ou ambiguidade da norma, aplicou-se regra presumida {what}"
             f"{tail}, sujeita a revisão pela autoridade julgadora.")
+
+
+def presumed_sentences(outcome_json: Mapping[str, Any], pack_id: object) -> list[str]:
+    """What the auto prints under "Regras presumidas" (also shown on the result screen)."""
+    return list(dict.fromkeys(sentence_for(pack_id, a)
+                              for a in used_assumptions(outcome_json)))
+
+
+def assumption_sentence(ctx: DocContext, a: Mapping[str, Any]) -> str:
+    return sentence_for(ctx.section("pack").get("id"), a)
 
 
 def presumed_rules(ctx: DocContext) -> Story:

@@ -151,6 +151,11 @@ def test_df_stpcr_at_a_control_point_two_failures_retention_refusal_sealed_and_p
     assert "art. 37, IV" in result.retention_grounds.text()
     assert "Defesa prévia" in result.deadlines.text()
     assert "Regra presumida aplicada" in result.presumed.text()
+    # The same sentences as the auto: legal Portuguese, no parameter keys (issue 12).
+    presumed = result.presumed.text()
+    assert "Atribuiu-se 1 ponto à infração do Grupo A" in presumed or "Considerou-se" in presumed
+    for key in ("any_infraction_window", "G10", "G1 ", "tables.", "primario."):
+        assert key not in presumed
     assert "R$ 440,00" in result.totals.text()
     result.narrative.setPlainText(NARRATIVE)
 
