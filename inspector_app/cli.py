@@ -236,22 +236,91 @@ def _cmd_demo_seed(args: argparse.Namespace) -> int:
 def _cmd_render(args: argparse.Namespace) -> int:
     from inspector_app import services
 
+    out = Path(args.out)
     store = _open(args)
     try:
         record = services.find_record(store=store, number=args.auto)
-        doc = services.render_record(
-            store=store, record_id=record.id, layout=args.layout, copy=args.copy
-        )
+        try:
+            # Written before it is counted: a file that cannot be written counts nothing.
+            doc = services.render_record(
+                store=store, record_id=record.id, layout=args.layout, copy=args.copy,
+                target=str(out.resolve()), deliver=out.write_bytes,
+            )
+        except OSError as exc:
+            print(f"inspector: cannot write {out}: {exc.strerror}", file=sys.stderr)
+            return EXIT_PROBLEMS
     finally:
         store.close()
-    out = Path(args.out)
-    try:
-        out.write_bytes(doc.pdf)
-    except OSError as exc:
-        print(f"inspector: cannot write {out}: {exc.strerror}", file=sys.stderr)
-        return EXIT_PROBLEMS
     label = f" (reprint {doc.reprint_number})" if doc.reprint_number else ""
     print(f"{out}: {record.kind} {record.display_number}{label}, sha256 {doc.pdf_sha256}")
+    return EXIT_OK
+
+
+def escpos_printer(address: str) -> object:
+    """A python-escpos printer for ``tcp://host:port``, ``serial:PORT`` or ``usb:VID:PID``."""
+    from escpos import printer as escpos_printer_module  # type: ignore[import-untyped]
+
+    if address.startswith("tcp://"):
+        host, _, port = address[6:].partition(":")
+        return escpos_printer_module.Network(host, port=int(port or 9100), timeout=5)
+    if address.startswith("serial:"):
+        return escpos_printer_module.Serial(devfile=address[7:], baudrate=9600, timeout=5)
+    if address.startswith("usb:"):
+        vid, _, pid = address[4:].partition(":")
+        return escpos_printer_module.Usb(int(vid, 16), int(pid, 16))
+    raise ValueError(f"unknown printer address {address!r} (tcp://, serial:, usb:)")
+
+
+def _cmd_print_escpos(args: argparse.Namespace) -> int:
+    from inspector_app import services
+    from inspector_app.documents import escpos_out
+
+    try:
+        printer = escpos_printer(args.printer)
+    except ValueError as exc:
+        print(f"inspector: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    store = _open(args)
+    try:
+        record = services.find_record(store=store, number=args.auto)
+        result = escpos_out.print_output(store, printer, record.id, copy=args.copy,
+                                         matricula=args.matricula, address=args.printer,
+                                         width_mm=args.width)
+    finally:
+        store.close()
+    print(result.message_pt, file=sys.stdout if result.delivered else sys.stderr)
+    return EXIT_OK if result.delivered else EXIT_PROBLEMS
+
+
+def _cmd_documents_settings(args: argparse.Namespace) -> int:
+    from inspector_app.store import device_context as dc
+
+    store = _open(args)
+    try:
+        if args.signature:
+            store.set_meta("document_signature", args.signature)
+        if args.clock_tolerance is not None:
+            if not 1 <= args.clock_tolerance <= 86_400:
+                print("inspector: --clock-tolerance must be 1..86400 seconds", file=sys.stderr)
+                return EXIT_PROBLEMS
+            store.set_meta(dc.META_TOLERANCE, str(args.clock_tolerance))
+        filing = {f: getattr(args, f"filing_{f}") for f in dc.FILING_KEYS
+                  if getattr(args, f"filing_{f}")}
+        if filing:
+            if not args.filing_pack:
+                print("inspector: --filing-* needs --filing-pack PACK", file=sys.stderr)
+                return EXIT_PROBLEMS
+            dc.set_filing(store, args.filing_pack, filing)
+        shown = {
+            "signature": store.meta("document_signature") or "ed25519",
+            "clock_tolerance_s": dc.tolerance_s(store),
+            "verify_base_url": dc.verify_base_url(store),
+        }
+        if args.filing_pack:
+            shown["filing"] = dc.filing_for(store, args.filing_pack)
+    finally:
+        store.close()
+    _print_json(shown)
     return EXIT_OK
 
 
@@ -341,6 +410,33 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--copy", choices=["1", "2"], default="1")
     render.add_argument("--out", required=True, metavar="FILE.pdf")
     render.set_defaults(func=_cmd_render)
+
+    esc = sub.add_parser("print-escpos", help="print a sealed document on an ESC/POS thermal "
+                                              "printer (counted only when it printed whole)")
+    esc.add_argument("--auto", required=True, metavar="NUMBER")
+    esc.add_argument("--printer", required=True, metavar="ADDRESS",
+                     help="tcp://HOST[:9100], serial:/dev/rfcomm0 (or COM5), usb:VID:PID")
+    esc.add_argument("--copy", choices=["1", "2"], default="1")
+    esc.add_argument("--width", type=int, choices=[48, 64, 72], default=72,
+                     help="printable width in mm")
+    esc.add_argument("--matricula", default="cli")
+    esc.set_defaults(func=_cmd_print_escpos)
+
+    docs = sub.add_parser("documents", help="how documents are signed, timed and filed")
+    docs_sub = docs.add_subparsers(dest="documents_command", required=True,
+                                   parser_class=_Parser)
+    dset = docs_sub.add_parser("settings", help="show or change the document settings (JSON)")
+    dset.add_argument("--signature", choices=["ed25519", "p256"],
+                      help="PDF signature: Ed25519 device key (default) or P-256 (Acrobat, "
+                           "pdfsig)")
+    dset.add_argument("--clock-tolerance", type=int, metavar="SECONDS",
+                      help="device clock vs HQ time allowed before documents say "
+                           "'horário não confirmado' (1..86400, default 120)")
+    dset.add_argument("--filing-pack", metavar="PACK",
+                      help="pack whose filing place (where to defend) is set below")
+    for field in ("body", "address", "protocol", "online", "hours"):
+        dset.add_argument(f"--filing-{field}", metavar="TEXT")
+    dset.set_defaults(func=_cmd_documents_settings)
 
     enroll = sub.add_parser("enroll", help="enrol this device with HQ (one-time code)")
     enroll.add_argument("--hq", required=True, metavar="URL")

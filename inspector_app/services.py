@@ -11,10 +11,10 @@ import dataclasses
 import datetime as dt
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any
 
 from inspector_app.calendars import calendar_around
 from inspector_app.domain.case import Case, CaseError, parse_case
@@ -1069,9 +1069,13 @@ def release_vehicle(
         signatures["witness"] = witness_sig
     common = {"plate_key": env["plate_key"], "holder_id": env["holder_id"],
               "occurred_on": legal_today().isoformat(), "refers_to": retention_id}
+    auto_ref = env.get("refers_to")
+    auto_number = (load_record(store, auto_ref).display_number
+                   if isinstance(auto_ref, str) and auto_ref else None)
     body = {
         "pack": env["body"].get("pack"),
         "retention_number": retention.display_number,
+        "auto_number": auto_number,  # the termo cites the auto it relates to (issue 12)
         "vehicle": env["body"]["vehicle"], "agent": {"matricula": session.matricula,
                                                      "name": session.name},
         "conditions": {"fault_fixed": fault_fixed, "rechecked_items": list(rechecked_items),
@@ -1306,12 +1310,18 @@ class RenderedDocument:
 
 def render_record(
     *, store: Store, record_id: str, layout: str = "a4", copy: str = "1",
-    reprint_number: int | None = None, sign: bool = True,
+    reprint_number: int | None = None, sign: bool = True, channel: str = "cli",
+    target: str | None = None, matricula: str = "cli",
+    deliver: Callable[[bytes], object] | None = None,
 ) -> RenderedDocument:
-    """The PDF of a sealed record, rendered only from the record (and, for a cancelled one,
-    the cancelling record's number and date on every page), PAdES-signed with the device
-    certificate and archived with the record (content-addressed)."""
-    from inspector_app.documents import archive_pdf, next_reprint_number, render_document
+    """The next output of a sealed record (``inspector render``): rendered only from the
+    record, PAdES-signed with the device certificate, counted in the one output counter
+    (documents.outputs: the same as the printer and "Salvar PDF") and archived.
+
+    ``deliver(pdf)`` (e.g. writing the file) runs before the output is counted: when it
+    raises, nothing is counted. ``reprint_number`` is accepted for old callers only; the
+    counter decides it."""
+    from inspector_app.documents import outputs
     from inspector_app.documents.pades import sign_pdf
     from inspector_app.security.certificates import load_or_create_device_certificate
     from inspector_app.store.sealing import device_key
@@ -1321,16 +1331,22 @@ def render_record(
         raise ServiceError("layout", "Formato inválido (A4 ou 80 mm).")
     if copy not in ("1", "2"):
         raise ServiceError("copy", "Via inválida (1ª ou 2ª).")
-    k = next_reprint_number(store, record.id, copy) if reprint_number is None else reprint_number
+    out = outputs.prepare_output(store, record.id, copy=copy, layout=layout)
     demo = (record.series or "").startswith("DEMO-")
-    # A cancelled record is never printed unmarked: every page says CANCELADO, with the
-    # cancelling record's number and date (a reprint included).
-    cancelled = cancellation_of(store=store, record_id=record.id)
-    pdf = render_document(record, blob_dir=store.blob_dir,
-                          layout=cast(Literal["a4", "80mm"], layout),
-                          copy=cast(Literal["1", "2"], copy), reprint_number=k, demo=demo,
-                          cancellation=cancelled.as_mark() if cancelled else None)
-    if sign:
+    if sign and store.meta("document_signature") == "p256":
+        # For readers without EdDSA (Acrobat, poppler's pdfsig): documents.pades_p256.
+        from inspector_app.documents.pades_p256 import load_or_create_p256, sign_pdf_p256
+
+        pack = record.envelope.get("body", {}).get("pack") or {}
+        key_pem, cert = load_or_create_p256(
+            store.data_dir, device_id=store.meta("device_id") or "dispositivo",
+            organ=str(pack.get("organ") or "Fiscalização"), demo=demo)
+        out = outputs.with_pdf(out, sign_pdf_p256(
+            out.pdf, key_pem=key_pem, certificate_der=cert,
+            signed_at=dt.datetime.now(BRASILIA),
+            location=str(record.envelope.get("body", {}).get("location", {})
+                         .get("place", ""))))
+    elif sign:
         key = device_key(store)
         pack = record.envelope.get("body", {}).get("pack") or {}
         certificate = load_or_create_device_certificate(
@@ -1338,9 +1354,14 @@ def render_record(
             device_id=store.meta("device_id") or key.device_key_id,
             organ=str(pack.get("organ") or "Fiscalização"), demo=demo,
         )
-        pdf = sign_pdf(pdf, key=key, certificate_der=certificate,
-                       signed_at=dt.datetime.now(BRASILIA),
-                       location=str(record.envelope.get("body", {}).get("location", {})
-                                    .get("place", "")))
-    sha = archive_pdf(store, record.id, layout, copy, k, pdf)
-    return RenderedDocument(record, pdf, sha, k, sign)
+        out = outputs.with_pdf(out, sign_pdf(
+            out.pdf, key=key, certificate_der=certificate,
+            signed_at=dt.datetime.now(BRASILIA),
+            location=str(record.envelope.get("body", {}).get("location", {})
+                         .get("place", ""))))
+    if deliver is not None:
+        deliver(out.pdf)
+    done = outputs.log_output(store, out, matricula=matricula, channel=channel,
+                              target=target)
+    assert done.pdf_sha256 is not None
+    return RenderedDocument(record, done.pdf, done.pdf_sha256, done.reprint_number, sign)

@@ -177,6 +177,8 @@ class FieldGrid(Flowable):  # type: ignore[misc]
         self.label_size = label_size
         self.inline = inline
         self.columns = columns
+        if inline:  # the roll: paper is length, keep rows tight
+            self.PAD_TOP, self.PAD_BOTTOM = 0.7, 1.0
         # Rows of (first column, span, field); the last field of a row runs to the edge.
         self.rows: list[list[tuple[int, int, Field]]] = []
         row: list[tuple[int, int, Field]] = []

@@ -42,6 +42,8 @@ PRESUMED_NOTE = (
     "Este documento aplica regra(s) presumida(s): a norma é omissa ou ambígua nos pontos "
     "abaixo, e o valor adotado pode ser revisto pela autoridade julgadora."
 )
+PRESUMED_NOTE_ROLL = ("Norma omissa ou ambígua nos pontos abaixo: regra(s) presumida(s), "
+                      "revisável(is) pela autoridade julgadora.")
 ESTIMATE_NOTE = "Valores estimados; o valor final é apurado no pagamento."
 REFUSED = "O condutor recusou-se a assinar."
 ABSENT = "Condutor ausente: não assinou."
@@ -116,10 +118,14 @@ def zone_note_at(ctx: DocContext, at: object) -> str:
 def place_and_time(ctx: DocContext) -> Story:
     body, loc = ctx.body, ctx.section("location")
     when = body.get("occurred_at")
+    if ctx.styles.narrow:
+        moment = [Field("Data e hora", f"{fmt.date_in_zone(when, tz=ctx.tz)} "
+                                       f"{fmt.time_br(when, tz=ctx.tz)}{zone_note(ctx)}", span=2)]
+    else:
+        moment = [Field("Data", fmt.date_in_zone(when, tz=ctx.tz)),
+                  Field("Hora", fmt.time_br(when, tz=ctx.tz) + zone_note(ctx))]
     items = [
-        Field("Data", fmt.date_in_zone(when, tz=ctx.tz)),
-        Field("Hora", fmt.time_br(when, tz=ctx.tz) + zone_note(ctx), span=2 if
-              ctx.styles.narrow else 1),
+        *moment,
         Field("Tipo de local", fmt.location_type(loc.get("type"))),
         Field("Coordenadas (GPS)", fmt.coordinates(loc.get("latitude"), loc.get("longitude"))),
         Field("Local", fmt.text(loc.get("place")), span=4),
@@ -162,6 +168,9 @@ def registry_text(ctx: DocContext) -> str:
 
 def agent(ctx: DocContext, title: str = "Agente de fiscalização", key: str = "agent") -> Story:
     who = ctx.section(key)
+    if ctx.styles.narrow:
+        return [heading(ctx, title), txt(f"{fmt.text(who.get('name'))} – matrícula "
+                                         f"{fmt.text(who.get('matricula'))}", ctx.styles.body)]
     items = [Field("Nome", fmt.text(who.get("name")), span=3),
              Field("Matrícula", fmt.text(who.get("matricula")))]
     return [heading(ctx, title), fields(ctx, items)]
@@ -173,6 +182,23 @@ def vehicle(ctx: DocContext) -> Story:
     species = " / ".join(str(v[k]) for k in ("species", "category") if v.get(k)) or fmt.MISSING
     years = " / ".join(fmt.text(v.get(k)) for k in ("chassis_year", "body_year"))
     registered = v.get("registered")
+    if ctx.styles.narrow:  # the roll: two short fields a row, long ones alone
+        items = [
+            Field("Placa", fmt.text(v.get("plate"))), Field("UF", fmt.text(v.get("uf"))),
+            Field("Marca/modelo", fmt.text(v.get("make_model")), span=2),
+            Field("Espécie", species, span=2),
+            Field("Prefixo", fmt.text(v.get("fleet_number"))),
+            Field("RENAVAM", fmt.text(v.get("renavam"))),
+            Field("Chassi", fmt.text(v.get("chassis")), span=2),
+            Field("Ano chassi/carroc.", years),
+            Field("Lugares/portas", f"{fmt.text(v.get('seats'))}/{fmt.text(v.get('doors'))}"),
+            Field("Linha", line, span=2),
+            Field("Cadastro", "não cadastrado" if registered is False else
+                  "cadastrado" if registered else fmt.MISSING, span=2),
+        ]
+        out_roll: Story = [heading(ctx, "Veículo"), fields(ctx, items)]
+        note = registry_text(ctx)
+        return out_roll + ([txt(note, ctx.styles.small)] if note else [])
     items = [
         Field("Placa", fmt.text(v.get("plate"))),
         Field("Marca/modelo", fmt.text(v.get("make_model")), span=2),
@@ -255,8 +281,12 @@ def infractions(ctx: DocContext) -> Story:
         for n, inf in enumerate(rows, 1):
             out += keep(ctx, _infraction_block(ctx, n, inf))
     else:
-        out.append(_infraction_table(ctx, rows))
+        out += _infraction_table(ctx, rows)
     totals = as_map(outcome(ctx).get("totals"))
+    if st.narrow:  # the roll: each estimate sits with its penalty; one total line
+        out.append(txt(bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "
+                            f"{fmt.text(totals.get('points'), '0')} ponto(s)."), st.body))
+        return [*out, txt(ESTIMATE_NOTE, st.small)]
     out.append(Spacer(1, 3))
     out.append(txt([bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "
                          f"{fmt.text(totals.get('points'), '0')} ponto(s)."),
@@ -356,7 +386,7 @@ def _flags(inf: Mapping[str, Any]) -> str:
     return f" ({', '.join(flags)})" if flags else ""
 
 
-def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> Flowable:
+def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> list[Flowable]:
     st = ctx.styles
     head = ["#", "Dispositivo", "Grupo", "Descrição, constatação e fundamento legal",
             "Penalidade", "Valor estimado", "Pontos"]
@@ -377,7 +407,17 @@ def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> Flo
         ])
     widths = [14, 92, 34, 220, 56, 60, 34]
     scale = st.width / sum(widths)
-    return table(data, [w * scale for w in widths])
+    cols = [w * scale for w in widths]
+    # One table per infraction (the first with the header, kept with the heading), so a
+    # tall infraction moves to the next page alone instead of taking the whole list.
+    return [table(data[:2], cols), *[table([row], cols, header=False) for row in data[2:]]]
+
+
+def _has_fine(inf: Mapping[str, Any]) -> bool:
+    try:
+        return float(str(inf.get("fine_brl") or 0)) > 0
+    except ValueError:
+        return True
 
 
 def _infraction_block(ctx: DocContext, n: int, inf: Mapping[str, Any]) -> Story:
@@ -388,10 +428,16 @@ def _infraction_block(ctx: DocContext, n: int, inf: Mapping[str, Any]) -> Story:
         txt(f"{fmt.text(inf.get('description'))}{_flags(inf)}", st.body),
         txt(_findings_text(ctx, inf), st.body),
         txt(f"Fundamento: {_basis(inf)}", st.small),
-        txt(["Penalidade: ", bold(fmt.penalty(inf.get("penalty"))), " · valor estimado ",
-             bold(fmt.money(inf.get("fine_brl"))), " · ",
-             bold(fmt.text(inf.get("points"), "0")), " ponto(s)"], st.body),
-        Spacer(1, 3),
+        *([txt(["Penalidade: ", bold(fmt.penalty(inf.get("penalty"))), " · valor estimado ",
+                bold(fmt.money(inf.get("fine_brl"))), " · ",
+                bold(fmt.text(inf.get("points"), "0")), " ponto(s)"], st.body),
+           txt(f"Estimativa: {fmt.text(inf.get('fine_reference'))}", st.small)]
+          if _has_fine(inf) else
+          [txt(["Penalidade: ", bold(fmt.text(inf.get("fine_reference"),
+                                              fmt.penalty(inf.get("penalty")))),
+                f" · {fmt.money(inf.get('fine_brl'))} · ",
+                bold(fmt.text(inf.get("points"), "0")), " ponto(s)"], st.body)]),
+        Spacer(1, 1.5),
     ]
 
 
@@ -457,6 +503,8 @@ def measures(ctx: DocContext) -> Story:
         if cassacao.get("note"):
             out.append(txt(str(cassacao["note"]), st.small))
     if not any_measure:
+        if st.narrow:
+            return [txt([bold("Medidas administrativas: "), "nenhuma."], st.body)]
         out.append(txt("Nenhuma medida administrativa.", st.body))
     return keep(ctx, out)
 
@@ -521,10 +569,9 @@ def where_to_file(ctx: DocContext, bodies: Sequence[str]) -> Story:
     return out
 
 
-def printed_assumptions(ctx: DocContext) -> list[Mapping[str, Any]]:
-    """The presumed rules that changed this outcome: those an infraction, a deadline or a
-    measure of this document actually used (not every parameter the engine looked at)."""
-    o = outcome(ctx)
+def used_assumptions(o: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The presumed rules that changed an outcome (JSON): those an infraction, a deadline
+    or a measure actually used (not every parameter the engine looked at)."""
     used: list[Mapping[str, Any]] = []
     seen: set[str] = set()
     holders: list[Any] = [*as_list(o.get("infractions")), *as_list(o.get("deadlines"))]
@@ -540,12 +587,16 @@ def printed_assumptions(ctx: DocContext) -> list[Mapping[str, Any]]:
     return used
 
 
-def _pack_entry(ctx: DocContext, name: str) -> Any:
+def printed_assumptions(ctx: DocContext) -> list[Mapping[str, Any]]:
+    return used_assumptions(outcome(ctx))
+
+
+def _pack_entry_of(pack_id: object, name: str) -> Any:
     """The pack's parameter (or dated-table row) behind a presumed rule, or None."""
     try:
         from inspector_app.packs import get_pack
 
-        pack = get_pack(str(ctx.section("pack").get("id")))
+        pack = get_pack(str(pack_id))
     except Exception:
         return None
     if name.startswith("tables."):
@@ -554,10 +605,10 @@ def _pack_entry(ctx: DocContext, name: str) -> Any:
     return pack.parameters.get(name)
 
 
-def assumption_sentence(ctx: DocContext, a: Mapping[str, Any]) -> str:
+def sentence_for(pack_id: object, a: Mapping[str, Any]) -> str:
     """One sentence of legal Portuguese for a presumed rule: the pack's ``printed`` text,
     else a neutral sentence from its label and legal basis. Never the parameter's key."""
-    entry = _pack_entry(ctx, str(a.get("parameter")))
+    entry = _pack_entry_of(pack_id, str(a.get("parameter")))
     printed = fmt.text(a.get("printed") or getattr(entry, "printed", ""), "")
     if printed:
         return fmt.legal(printed)
@@ -570,12 +621,24 @@ def assumption_sentence(ctx: DocContext, a: Mapping[str, Any]) -> str:
             f"{tail}, sujeita a revisão pela autoridade julgadora.")
 
 
+def presumed_sentences(outcome_json: Mapping[str, Any], pack_id: object) -> list[str]:
+    """What the auto prints under "Regras presumidas" (also shown on the result screen)."""
+    return list(dict.fromkeys(sentence_for(pack_id, a)
+                              for a in used_assumptions(outcome_json)))
+
+
+def assumption_sentence(ctx: DocContext, a: Mapping[str, Any]) -> str:
+    return sentence_for(ctx.section("pack").get("id"), a)
+
+
 def presumed_rules(ctx: DocContext) -> Story:
     used = printed_assumptions(ctx)
     if not used:
         return []
     st = ctx.styles
-    out: Story = [heading(ctx, "Regras presumidas"), txt(PRESUMED_NOTE, st.body)]
+    note = PRESUMED_NOTE_ROLL if st.narrow else PRESUMED_NOTE
+    out: Story = [heading(ctx, "Regras presumidas"), txt(note, st.small if st.narrow else
+                                                          st.body)]
     out += [bullet(assumption_sentence(ctx, a), st.small) for a in used]
     return out
 
@@ -636,6 +699,8 @@ def evidence(ctx: DocContext) -> Story:
         return out_roll
     out: Story = [heading(ctx, "Evidências (fotos)")]
     if not photos:
+        if st.narrow:
+            return [txt([bold("Evidências (fotos): "), "nenhuma foto registrada."], st.body)]
         return [*out, txt("Nenhuma foto registrada.", st.body)]
     per_row = st.thumbs_per_row
     gap = 6.0
@@ -724,7 +789,8 @@ def _signature_block(ctx: DocContext, role: str, sig: Mapping[str, Any], zone: A
     out: Story = []
     if status == "signed":
         path = verified_blob(ctx.blob_dir, sig.get("png_sha256"), ".png")
-        out.append(Picture(path, min(width, 170), 48, frame=False, mask="auto",
+        out.append(Picture(path, min(width, 170), 28 if st.narrow else 48, frame=False,
+                           mask="auto",
                            missing="assinatura indisponível"))
         out.append(Line(width))
         out.append(txt([bold(f"{who}: "), name], st.small))
@@ -785,10 +851,9 @@ def roll_header(ctx: DocContext) -> Story:
         out.append(Band(DEMO_BAND, st.body, mono=st.mono))
     if ctx.cancellation:
         out.append(Band(cancelled_line(ctx), st.body, mono=st.mono))
-    if pack.get("organ_name"):
-        out.append(txt(bold(str(pack["organ_name"])), st.center))
-    if pack.get("organ"):
-        out.append(txt(str(pack["organ"]), st.center))
+    organ = " – ".join(str(pack[k]) for k in ("organ_name", "organ") if pack.get(k))
+    if organ:
+        out.append(txt(bold(organ), st.center))
     out.append(txt(ctx.title, st.title))
     out.append(txt([bold(f"N.º {number_text(ctx)}"), f" – série {fmt.text(ctx.record.series)}"],
                    st.center))
@@ -802,7 +867,7 @@ def roll_header(ctx: DocContext) -> Story:
 
 def roll_footer(ctx: DocContext) -> Story:
     st = ctx.styles
-    qr = QrImage(ctx.qr, 30 * mm)
+    qr = QrImage(ctx.qr, 20 * mm)  # 37 modules: 0.54 mm (4 dots at 203 dpi) each
     qr.hAlign = "CENTER"
     out: Story = [heading(ctx, "Verificação"), qr, *verification_lines(ctx)]
     if ctx.cancellation:
@@ -819,7 +884,8 @@ def verification_lines(ctx: DocContext) -> Story:
     pack = ctx.section("pack")
     lines: Story = [
         txt(bold(f"Código de verificação: {rec.verification_code}"), st.body),
-        txt(f"Verifique em {ctx.url}", st.small),
+        txt(f"Verifique em {ctx.url}" if ctx.verify_known else
+            "Verifique pelo código na página de verificação do órgão.", st.small),
         txt(f"Registro SHA-256: {fmt.grouped_hex(rec.sha256)}", st.digest),
         txt(f"Lavrado em {fmt.datetime_br(rec.created_at, tz=ctx.tz)} – "
             f"{rec.display_number}", st.small),

@@ -82,11 +82,11 @@ def styles_for(layout: Layout, roll_width_mm: int = 72) -> Styles:
     a4 = layout == "a4"
     face = fonts.SANS if a4 else fonts.CONDENSED
     bold = fonts.SANS_BOLD if a4 else fonts.CONDENSED_BOLD
-    size = 8.2 if a4 else (7.0 if roll_width_mm >= 64 else 6.6)
-    leading = size * (1.25 if a4 else 1.14)
+    size = 8.2 if a4 else (6.9 if roll_width_mm >= 64 else 6.5)
+    leading = size * (1.25 if a4 else 1.12)
     body = TextStyle(face, bold, size, leading, space_after=1.5 if a4 else 0.6)
     small = body.but(size=size - (1.2 if a4 else 0.6), leading=(size - (1.2 if a4 else 0.6))
-                     * (1.25 if a4 else 1.14))
+                     * (1.25 if a4 else 1.12))
     page_width = A4[0] if a4 else roll_width_mm * mm
     return Styles(
         layout=layout,
@@ -101,8 +101,8 @@ def styles_for(layout: Layout, roll_width_mm: int = 72) -> Styles:
         cell_head=body.but(font=bold, size=size - 1.2, leading=(size - 1.2) * 1.2,
                            space_after=0),
         heading=body.but(font=bold, size=size + 0.4,
-                         leading=(size + 0.4) * (1.55 if a4 else 1.3),
-                         space_before=7 if a4 else 3, space_after=3.5 if a4 else 1.2),
+                         leading=(size + 0.4) * (1.55 if a4 else 1.2),
+                         space_before=7 if a4 else 2.0, space_after=3.5 if a4 else 0.8),
         digest=body.but(font=fonts.CONDENSED, bold_font=fonts.CONDENSED_BOLD,
                         size=size - (1.4 if a4 else 1.6), leading=(size - 1.4) * 1.25,
                         space_after=0.5),

@@ -75,7 +75,29 @@ def verify_code(engine: Engine, code: str) -> VerifyResult:
         cancelled_on=None if cancel is None else str(cancel.created_at)[:10],
         organ=str(organ) if organ else None,
         received_at=str(row.received_at)[:10],
+        clock_note=clock_note(envelope),
     )
+
+
+_BRASILIA = dt.timezone(dt.timedelta(hours=-3))
+
+
+def clock_note(envelope: dict[str, Any]) -> str | None:
+    """The device-clock note of a sealed record, rebuilt from its (untrusted) context:
+    only a boolean and a timestamp are read, never text from the device."""
+    context = envelope.get("context")
+    clock = context.get("clock") if isinstance(context, dict) else None
+    if not isinstance(clock, dict) or clock.get("confirmed") is not False:
+        return None
+    since = clock.get("confirmed_until")
+    try:
+        moment = dt.datetime.fromisoformat(since) if isinstance(since, str) else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        return "Horário do dispositivo não confirmado pela sede."
+    return ("Horário do dispositivo não confirmado desde "
+            f"{moment.astimezone(_BRASILIA):%d/%m/%Y %H:%M} (horário de Brasília).")
 
 
 def _br(iso: str | None) -> str:
@@ -152,6 +174,8 @@ def render_page(result: VerifyResult) -> str:
     ]
     if result.organ:
         rows.append(("Órgão", html.escape(result.organ)))
+    if result.clock_note:
+        rows.append(("Horário do dispositivo", html.escape(result.clock_note)))
     items = "\n".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
     headline = (
         '<h1 class="warn" id="veredito">Documento autêntico — CANCELADO</h1>' if cancelled

@@ -326,4 +326,26 @@ def m0005_i13_holder_bans(db: Database) -> None:
         db.execute(statement)
 
 
+_SCHEMA_0005_I12 = [
+    # Outputs that did not reach paper (printer error, paper out, cover open, a print cut
+    # off): logged as such and offered again, never counted in print_log (documents.outputs).
+    """CREATE TABLE output_failures (
+        id INTEGER PRIMARY KEY, record_id TEXT NOT NULL REFERENCES records(id),
+        copy TEXT NOT NULL, layout TEXT NOT NULL, reprint_number INTEGER NOT NULL,
+        matricula TEXT NOT NULL, failed_at TEXT NOT NULL, channel TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('failed', 'partial')), detail TEXT)""",
+    "CREATE INDEX idx_output_failures_record ON output_failures(record_id, id)",
+    """CREATE TRIGGER output_failures_no_update BEFORE UPDATE ON output_failures
+    BEGIN SELECT RAISE(ABORT, 'output_failures is append-only'); END""",
+    """CREATE TRIGGER output_failures_no_delete BEFORE DELETE ON output_failures
+    BEGIN SELECT RAISE(ABORT, 'output_failures is append-only'); END""",
+]
+
+
+@migrations(name="0005_i12_output_failures")
+def m0005_i12_output_failures(db: Database) -> None:
+    for statement in _SCHEMA_0005_I12:
+        db.execute(statement)
+
+
 KNOWN_MIGRATIONS = tuple(m.name for m in migrations._migrations)

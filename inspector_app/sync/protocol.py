@@ -264,6 +264,9 @@ class VerifyResult(_Model):
     cancelled_on: str | None = None
     organ: str | None = None
     received_at: str | None = None
+    # "Horário do dispositivo não confirmado desde …" when the sealing device's clock had
+    # not been confirmed against HQ (the record's own time is never changed).
+    clock_note: str | None = None
 
 
 class Health(_Model):

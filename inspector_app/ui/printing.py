@@ -78,34 +78,35 @@ class PreparedDocument:
     pdf: bytes
     path: Path | None
     printed: bool = False
+    output: Any = None  # documents.outputs.Output: what log_output counts
 
     @property
     def label(self) -> str:
         text = f"{queries.KIND_LABELS.get(self.kind, self.kind)} {self.number} – " \
                f"{COPY_LABELS[self.copy]}"
         if self.reprint_number:
-            text += f" – 2ª VIA (reimpressão n.º {self.reprint_number})"
+            text += f" – Reimpressão n.º {self.reprint_number}"
         return text
 
 
 def prepare_document(store: Any, record_id: str, *, copy: str, layout: str,
                      demo: bool) -> PreparedDocument:
-    """Render the next print of ``record_id`` and archive the PDF (store worker only)."""
+    """Render the next output of ``record_id`` (store worker only); nothing is counted
+    until it is printed or saved (documents.outputs: one counter for every output)."""
     docs = documents_module()
     if docs is None:
         raise UiError(NO_DOCUMENTS)
+    from inspector_app.documents import outputs
+
     record = services.find_record(store=store, number=record_id)
-    k = queries.print_count(store, record_id, copy)
     # A cancelled record prints only marked CANCELADO (every page, with the cancelling
-    # record's number and date): "Reimprimir" never gives an unmarked copy.
-    cancelled = services.cancellation_of(store=store, record_id=record_id)
-    pdf = docs.render_document(record, blob_dir=store.blob_dir, layout=layout, copy=copy,
-                               reprint_number=k, demo=demo,
-                               cancellation=cancelled.as_mark() if cancelled else None)
-    # The document as issued is archived at once; a reprint only once it is printed.
-    path = archive_document(store, record_id, layout, copy, k, pdf) if k == 0 else None
-    return PreparedDocument(record_id, record.kind, record.display_number, copy, layout, k,
-                            pdf, path)
+    # record's number and date): documents.outputs marks every output of every channel.
+    out = outputs.prepare_output(store, record.id, copy=copy, layout=layout, demo=demo)
+    # The document as issued is archived at once (not counted); a reprint once delivered.
+    path = archive_document(store, record.id, layout, copy, 0, out.pdf) \
+        if out.reprint_number == 0 else None
+    return PreparedDocument(record.id, record.kind, record.display_number, copy, layout,
+                            out.reprint_number, out.pdf, path, output=out)
 
 
 def archive_document(store: Any, record_id: str, layout: str, copy: str, k: int,
@@ -127,13 +128,42 @@ def archive_document(store: Any, record_id: str, layout: str, copy: str, k: int,
 
 
 def log_and_archive(store: Any, session: Any, doc: PreparedDocument,
-                    printer: str | None) -> PreparedDocument:
-    """After a successful print: log it and archive the PDF that was printed."""
-    services.log_print(store=store, session=session, record_id=doc.record_id, copy=doc.copy,
-                       layout=doc.layout, printer=printer)
-    path = doc.path or archive_document(store, doc.record_id, doc.layout, doc.copy,
-                                        doc.reprint_number, doc.pdf)
-    return replace(doc, path=path, printed=True)
+                    printer: str | None, *, channel: str = "printer") -> PreparedDocument:
+    """After a successful print (or save): count it and archive the PDF delivered."""
+    from inspector_app.documents import outputs
+    from inspector_app.media.photos import blob_path
+
+    matricula = session.matricula if session is not None else "desconhecido"
+    done = outputs.log_output(store, doc.output, matricula=matricula, channel=channel,
+                              target=printer)
+    path = Path(blob_path(store.blob_dir, done.pdf_sha256, ".pdf"))
+    return replace(doc, path=path, printed=True, output=done)
+
+
+def log_print_failure(store: Any, session: Any, doc: PreparedDocument, detail: str) -> None:
+    """A print that did not reach paper: logged as failed, not counted, offered again."""
+    from inspector_app.documents import outputs
+
+    matricula = session.matricula if session is not None else "desconhecido"
+    outputs.log_failure(store, doc.output, matricula=matricula, channel="printer",
+                        detail=detail)
+
+
+def apply_page_layout(printer: QPrinter, layout: str, document: QPdfDocument | None = None
+                      ) -> None:
+    """Page size, orientation and margins on the QPrinter from the document's layout, so
+    the system dialog cannot fall back to the printer's default (US Letter): A4 portrait
+    with no extra margins (the PDF has its own), or the roll's width × the PDF's height."""
+    printer.setPageOrientation(QPageLayout.Orientation.Portrait)
+    if layout == "a4":
+        printer.setPageLayout(QPageLayout(QPageSize(QPageSize.PageSizeId.A4),
+                                          QPageLayout.Orientation.Portrait,
+                                          QMarginsF(0, 0, 0, 0), QPageLayout.Unit.Millimeter))
+        return
+    if document is not None and document.pageCount():
+        points = document.pagePointSize(0)
+        printer.setPageSize(QPageSize(points, QPageSize.Unit.Point, "bobina térmica"))
+    printer.setPageMargins(QMarginsF(0, 0, 0, 0), QPageLayout.Unit.Millimeter)
 
 
 def copies_for(kind: str) -> tuple[str, ...]:
@@ -350,12 +380,7 @@ class PrintPanel(QWidget):
         printer = QPrinter(QPrinter.PrinterMode.HighResolution)
         apply_default_printer(printer, self.ctx.settings.printer)
         printer.setDocName(doc.label)
-        if self.document.pageCount():
-            points = self.document.pagePointSize(0)
-            printer.setPageSize(QPageSize(points, QPageSize.Unit.Point, "documento"))
-            printer.setPageOrientation(QPageLayout.Orientation.Portrait)
-            if doc.layout == "80mm":
-                printer.setPageMargins(QMarginsF(0, 0, 0, 0), QPageLayout.Unit.Millimeter)
+        apply_page_layout(printer, doc.layout, self.document)
         if not PrintChooser.ask(printer, self):
             self.status.setText("Impressão cancelada; nada foi registrado.")
             return
@@ -363,6 +388,10 @@ class PrintPanel(QWidget):
             print_pdf(self.document, printer)
         except UiError as exc:
             self.banner.error(exc.message_pt)
+            session, detail = self.ctx.session, exc.message_pt
+            self.ctx.tasks.run_store(
+                lambda store: log_print_failure(store, session, doc, detail),
+                lambda _r: None, lambda _e: None, owner=self)
             return
         session = self.ctx.session
         name = printer.printerName() or None
@@ -393,12 +422,25 @@ class PrintPanel(QWidget):
         doc = self.current
         if doc is None:
             return
+        if doc.printed:
+            # This output was delivered already: the saved file is the next output.
+            self._prepare(doc.record_id, doc.copy, then=self.save_current)
+            return
         target = SavePdfChooser.ask(self, f"{doc.number}-via{doc.copy}.pdf")
         if target is None:
             return
-        data = doc.pdf
+        session = self.ctx.session
+
+        def save(store: Any) -> PreparedDocument:
+            target.write_bytes(doc.pdf)  # written first: a failed write counts nothing
+            return log_and_archive(store, session, doc, str(target), channel="pdf")
+
+        def saved(done: PreparedDocument) -> None:
+            self.current = done
+            self._show_status(done)
+            self.banner.show_message(f"PDF salvo em {target}.", "ok")
+            self.document_did_print.emit(done)
+
         self.ctx.tasks.run_store(
-            lambda _store: target.write_bytes(data),
-            lambda _n: self.banner.show_message(f"PDF salvo em {target}.", "ok"),
-            lambda exc: self.banner.error(describe_error(exc)), owner=self,
+            save, saved, lambda exc: self.banner.error(describe_error(exc)), owner=self,
         )

@@ -51,6 +51,16 @@ from inspector_app.ui.widgets import (
 
 COLUMNS = ("Regra", "Artigo", "Descrição", "Penalidade", "Multa estimada", "Pontos",
            "Reincidência", "")
+def presumed_texts(outcome: Any) -> list[str]:
+    """The presumed rules that change this outcome, in the words the auto prints them
+    (legal Portuguese; the parameters' keys stay in the record and at HQ)."""
+    try:
+        from inspector_app.documents.sections import presumed_sentences
+    except ImportError:  # documents module absent: the engine's own notes
+        return list(dict.fromkeys(a.text for a in outcome.assumptions))
+    return presumed_sentences(outcome.as_json(), outcome.pack)
+
+
 UNIT_LABELS = {"business_days": "dias úteis", "calendar_days": "dias corridos",
                "months": "meses"}
 DEVICE_SOURCE = ("Pontos, reincidência e alerta de cassação acima: cálculo deste dispositivo, "
@@ -386,7 +396,7 @@ class ResultPage(QWidget):
             self.warnings.show_message("\n".join(warnings), "warning")
         else:
             self.warnings.clear_message()
-        texts = list(dict.fromkeys(a.text for a in outcome.assumptions))
+        texts = presumed_texts(outcome)
         if texts:
             items = "".join(f"<li>{escape(t)}</li>" for t in texts)
             self.presumed.setText(f"<b>Regra presumida aplicada</b> (o regulamento é omisso; "

@@ -111,7 +111,7 @@ def test_a_laptop_in_utc_or_in_manaus_prints_the_same_brasilia_times():
             assert text.count("UTC−03:00") == 1, zone
             assert "UTC+00:00" not in text and "UTC−04:00" not in text, zone
             assert "Hora 17:05 (horário de Brasília, UTC−03:00)" in text or \
-                "Hora: 17:05 (horário de Brasília, UTC−03:00)" in text, zone
+                "13/04/2026 17:05 (horário de Brasília, UTC−03:00)" in text, zone
             # The signature time is stored in UTC; printed, it is Brasília time.
             import datetime as dt
             signed = dt.datetime.fromisoformat(stamps[1]).astimezone(
@@ -122,3 +122,54 @@ def test_a_laptop_in_utc_or_in_manaus_prints_the_same_brasilia_times():
     for a, b, sa, sb in zip(utc, manaus, [results["UTC"][2]] * 2,
                             [results["America/Manaus"][2]] * 2, strict=True):
         assert _without_moments(a, sa) == _without_moments(b, sb)
+
+
+ROLL_LIMIT_CM = 35.0  # issue 12: an auto with two infractions on ≤ 35 cm of thermal paper
+
+
+@pytest.mark.parametrize("width_mm", [72, 64, 48])
+def test_the_thermal_roll_of_a_two_infraction_auto_is_short_black_and_white(kit, tmp_path,
+                                                                          width_mm):
+    import io
+
+    from pdfcheck import page_png
+    from pypdf import PdfReader
+
+    record = kit.records["auto_infracao_jf"]
+    assert len(record.envelope["body"]["outcome"]["infractions"]) == 2
+    pdf = render_document(record, blob_dir=kit.store.blob_dir, layout="80mm",
+                          roll_width_mm=width_mm)
+    box = PdfReader(io.BytesIO(pdf)).pages[0].mediabox
+    assert float(box.width) == pytest.approx(width_mm * 72 / 25.4, abs=0.01)
+    length_cm = float(box.height) / 72 * 2.54
+    if width_mm == 72:
+        assert length_cm <= ROLL_LIMIT_CM, f"{length_cm:.1f} cm"
+    else:  # narrower paper wraps more lines; still far under the old 72 cm
+        assert length_cm <= 60, f"{length_cm:.1f} cm"
+    # Fits the printable width: nothing drawn beyond the page (pdftoppm clips; the
+    # rightmost column of pixels stays white at the printer's 203 dpi).
+    image = page_png(pdf, tmp_path, dpi=203)
+    right = image.crop((image.width - 2, 0, image.width, image.height))
+    assert right.getextrema()[0] > 200
+
+
+def test_the_roll_carries_no_photo_and_no_colour(kit):
+    import io
+
+    from pypdf import PdfReader
+
+    pdf = render_document(kit.records["auto_infracao"], blob_dir=kit.store.blob_dir,
+                          layout="80mm", demo=True)
+    images = [im.image for p in PdfReader(io.BytesIO(pdf)).pages for im in p.images]
+    # Only the QR and the two signature images: the four photos are listed by hash.
+    assert len(images) <= 3
+    text = pdf_text(pdf)
+    for photo in kit.records["auto_infracao"].envelope["body"]["photos"]:
+        assert photo["original_sha256"][:8] in text
+    page = PdfReader(io.BytesIO(pdf)).pages[0]
+    content = page.get_contents().get_data().decode("latin-1")
+    colour_ops = re.findall(r"([0-9.]+) ([0-9.]+) ([0-9.]+) (?:rg|RG)\b", content)
+    assert colour_ops, "the content stream was read"
+    assert all(r == g == b for r, g, b in colour_ops), "the roll is black and white only"
+    grey = re.findall(r"([0-9.]+) (?:g|G)\b", content)
+    assert all(float(v) in (0.0, 1.0) for v in grey), "no grey shading on thermal paper"

@@ -85,3 +85,17 @@ def test_the_cancellation_notice_names_the_cancelled_record_and_the_reason(rende
                                   "cancelamento"])
 def test_a_termo_page_is_not_blank(rendered, tmp_path, name, layout):
     assert non_white_share(page_png(rendered(name, layout), tmp_path)) > 0.03
+
+
+@pytest.mark.parametrize("layout", ["a4", "80mm"])
+def test_the_termo_de_liberacao_cites_the_auto_number(rendered, kit, layout):
+    from inspector_app.store.sealing import load_record
+
+    termo = kit.records["termo_liberacao"]
+    body = termo.envelope["body"]
+    retention = load_record(kit.store, termo.envelope["refers_to"])
+    auto = load_record(kit.store, retention.envelope["refers_to"])
+    assert auto.kind == "auto_infracao" and body["auto_number"] == auto.display_number
+    text = pdf_text(rendered("termo_liberacao", layout))
+    assert f"Auto de infração n.º {body['auto_number']}" in text \
+        or f"Auto de infração n.º: {body['auto_number']}" in text

@@ -1,4 +1,5 @@
-"""docs/samples/: one PNG per document kind (A4 page 1 at 60 dpi) and an 80 mm auto.
+"""docs/samples/: one PNG per document kind (A4 page 1 at 60 dpi) and two thermal autos
+(72 mm printable width, black and white: the kit's long one and a two-infraction one).
 
 ``INSPECTOR_WRITE_SAMPLES=1 pytest tests/documents/test_samples.py`` regenerates them;
 otherwise the test only checks that each is there and is a real page.
@@ -28,6 +29,7 @@ SHOWN = {
     "cancelamento": ("cancelamento", {}),
 }
 ROLL = "auto_infracao_80mm"
+ROLL_TWO = "auto_infracao_2_infracoes_80mm"  # the length figure of issue 12 (≤ 35 cm)
 
 
 def _png(pdf: bytes, target: Path, tmp: Path, *, dpi: int, first_page_only: bool) -> None:
@@ -50,6 +52,8 @@ def test_every_kind_has_a_sample(rendered, tmp_path):
                  first_page_only=True)
         _png(rendered("auto_infracao", "80mm"), SAMPLES / f"{ROLL}.png", tmp_path, dpi=90,
              first_page_only=False)
-    for name in [*SHOWN, ROLL]:
+        _png(rendered("auto_infracao_jf", "80mm"), SAMPLES / f"{ROLL_TWO}.png", tmp_path,
+             dpi=90, first_page_only=False)
+    for name in [*SHOWN, ROLL, ROLL_TWO]:
         image = Image.open(SAMPLES / f"{name}.png").convert("L")
         assert non_white_share(image) > 0.03, name

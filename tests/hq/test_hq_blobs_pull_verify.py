@@ -298,7 +298,8 @@ def test_the_verify_page_says_authentic_with_number_date_plate_and_valid(hq, dev
     assert data == {"code": code, "authentic": True, "kind": "auto_infracao",
                     "number": f"{device.series}-{record.number:06d}", "date": "2026-04-14",
                     "plate": "JJK8D48", "status": "valid", "cancelled_on": None,
-                    "organ": "Secretaria de Transporte", "received_at": data["received_at"]}
+                    "organ": "Secretaria de Transporte", "received_at": data["received_at"],
+                    "clock_note": None}
 
 
 def test_a_cancelled_auto_shows_cancelled(hq, device):

@@ -427,3 +427,21 @@ def test_the_verification_code_rule_is_the_same_on_the_device_and_at_hq():
 ])
 def test_hqs_reasons_are_shown_without_machine_words(reason, shown):
     assert sync.reason_pt(reason) == shown
+
+
+def test_a_sync_with_the_real_hq_confirms_the_device_clock_and_seals_it(hq, make_store):
+    """HQ's Date header (a real HQ on loopback) is the last HQ time seen: the next record
+    is sealed with a confirmed clock, HQ's time and the monotonic time since (issue 12)."""
+    from inspector_app.store import device_context as dc
+
+    dc.reset_for_tests()
+    store = enrolled(hq, make_store())
+    assert store.meta(dc.META_PUBLIC_URL), "enrolment returns HQ's public URL"
+    summary = sync.sync_once(store)
+    assert summary.ok
+    assert store.meta(dc.META_HQ_TIME) and store.meta(dc.META_CONFIRMED_AT)
+    ids = void_numbers(store, 1)
+    clock = load_record(store, ids[0]).envelope["context"]["clock"]
+    assert clock["reference"] == "hq" and clock["confirmed"] is True
+    assert clock["monotonic_since_ms"] >= 0 and abs(clock["skew_ms"]) <= 2000
+    dc.reset_for_tests()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from pypdf import PdfReader
 from PySide6.QtCore import Qt
 from uikit import (
     NARRATIVE,
@@ -17,6 +19,7 @@ from uikit import (
     wait_idle,
 )
 
+from inspector_app import services
 from inspector_app.store.verify import verify_store
 from inspector_app.ui import checklist, dialogs, printing
 from inspector_app.ui.context import AppSettings
@@ -148,6 +151,11 @@ def test_df_stpcr_at_a_control_point_two_failures_retention_refusal_sealed_and_p
     assert "art. 37, IV" in result.retention_grounds.text()
     assert "Defesa prévia" in result.deadlines.text()
     assert "Regra presumida aplicada" in result.presumed.text()
+    # The same sentences as the auto: legal Portuguese, no parameter keys (issue 12).
+    presumed = result.presumed.text()
+    assert "Atribuiu-se 1 ponto à infração do Grupo A" in presumed or "Considerou-se" in presumed
+    for key in ("any_infraction_window", "G10", "G1 ", "tables.", "primario."):
+        assert key not in presumed
     assert "R$ 440,00" in result.totals.text()
     result.narrative.setPlainText(NARRATIVE)
 
@@ -432,13 +440,34 @@ def test_a_reprint_from_the_history_is_logged_and_labelled_2a_via(
     assert out.exists()
     current = history.panel.current
     assert current.reprint_number == 1 and current.printed
-    assert "2ª VIA (reimpressão n.º 1)" in current.label
+    assert "Reimpressão n.º 1" in current.label and "2ª VIA" not in current.label
     logged = in_store(qtbot, shell, lambda s: s.conn.execute(
         "SELECT copy, reprint_number FROM print_log ORDER BY id").fetchall())
     assert logged == [("1", 0), ("1", 1)]
     archived = in_store(qtbot, shell, lambda s: s.conn.execute(
         "SELECT copy, reprint_number FROM documents ORDER BY id").fetchall())
     assert ("1", 1) in archived
+
+    # "Salvar PDF…" is an output too: the same counter, logged and archived (issue 12).
+    saved = tmp_path / "salvo.pdf"
+    monkeypatch.setattr(printing.SavePdfChooser, "ask", classmethod(lambda cls, *_a: saved))
+    click(qtbot, history.panel.save_button)
+    wait_idle(qtbot, shell)
+    assert saved.exists()
+    saved_text = " ".join(p.extract_text() for p in PdfReader(io.BytesIO(saved.read_bytes())).pages)
+    assert "Reimpressão n.º 2 (" in saved_text
+    # … and so is `inspector render` (CLI): the next output is n.º 3.
+    rendered = in_store(qtbot, shell, lambda s: services.render_record(
+        store=s, record_id=auto.id, sign=False, target="cli.pdf"))
+    assert rendered.reprint_number == 3
+    logged = in_store(qtbot, shell, lambda s: s.conn.execute(
+        "SELECT copy, reprint_number, substr(printer, 1, 4) FROM print_log "
+        "ORDER BY id").fetchall())
+    assert [row[:2] for row in logged] == [("1", 0), ("1", 1), ("1", 2), ("1", 3)]
+    assert [row[2] for row in logged[2:]] == ["pdf:", "cli:"]
+    archived = in_store(qtbot, shell, lambda s: s.conn.execute(
+        "SELECT reprint_number FROM documents WHERE copy = '1' ORDER BY id").fetchall())
+    assert {(2,), (3,)} <= set(archived)
 
 
 def test_only_the_supervisor_cancels_an_auto_with_a_reason(qtbot, make_shell, data_dir,
