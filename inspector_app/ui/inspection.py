@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from inspector_app import services
 from inspector_app.domain.fieldtext import document_display, plate_display
+from inspector_app.ui import vehicle_history
 from inspector_app.ui.checklist import ChecklistPage, photo_infos
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.dialogs import AbandonDialog
@@ -321,6 +322,12 @@ class VehicleStep(QWidget):
         self.card = QLabel("Digite a placa e toque em Consultar.")
         self.card.setWordWrap(True)
         self.card.setTextFormat(Qt.TextFormat.RichText)
+        # Earlier inspections and records of this plate here, HQ's history once synced.
+        self.history = QLabel("")
+        self.history.setWordWrap(True)
+        self.history.setTextFormat(Qt.TextFormat.RichText)
+        self.history.setAccessibleName("Histórico do veículo")
+        self.history.hide()
         self.manual = QGroupBox("Veículo não cadastrado – dados do CRLV (ficará sinalizado)")
         self.make_model = QLineEdit()
         self.chassis_year = QSpinBox()
@@ -351,6 +358,7 @@ class VehicleStep(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.card)
         layout.addWidget(self.manual)
+        layout.addWidget(self.history)
         layout.addStretch(1)
 
     def lookup(self, then: Done | None = None) -> None:
@@ -365,7 +373,8 @@ class VehicleStep(QWidget):
         self.lookup_button.setEnabled(False)
         self.card.setText("Consultando o cadastro…")
 
-        def found(view: Any) -> None:
+        def found(data: tuple[Any, Any]) -> None:
+            view, history = data
             self.lookup_button.setEnabled(True)
             shown = plate_display(text)  # one form on screen: ABC-1234 or ABC1D23
             if self.plate.text().strip() == text:
@@ -373,6 +382,8 @@ class VehicleStep(QWidget):
             self.state.looked_up_plate = shown
             self.banner.clear_message()
             self.show_view(view)
+            self.history.setText(vehicle_history.to_html(history))
+            self.history.setVisible(history is not None)
             if view is not None and then is not None:
                 then()
 
@@ -383,8 +394,12 @@ class VehicleStep(QWidget):
             self.plate.setFocus()
             self.plate.selectAll()
 
-        self.ctx.tasks.run_store(lambda store: reference.find_vehicle(store, text), found,
-                                 failed, owner=self)
+        def job(store: Any) -> tuple[Any, Any]:
+            view = reference.find_vehicle(store, text)
+            return view, vehicle_history.load(store, text, view=view)
+
+        self.history.hide()
+        self.ctx.tasks.run_store(job, found, failed, owner=self)
 
     def show_view(self, view: Any) -> None:
         """Show a lookup's answer (the registry's vehicle, or None: not registered); the

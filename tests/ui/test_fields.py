@@ -406,3 +406,72 @@ def test_a_gps_that_gives_no_fix_fills_nothing_and_says_so(qtbot, make_shell, da
     assert place.latitude.text() == "" and place.longitude.text() == ""
     assert "GPS" in place.gps_note.text()
     assert QApplication.focusWidget() is not shell.lock_button
+
+
+# --- the vehicle's history ------------------------------------------------------------------------
+
+
+def _pull_history(data_dir: Path, plate: str) -> None:
+    """One pull page holding an HQ history row for ``plate``, applied as the sync does."""
+    from inspector_app.store import open_store
+    from inspector_app.store.db import utc_now
+    from inspector_app.sync.client import META_PULL_CURSOR, apply_page
+    from inspector_app.sync.protocol import REFERENCE_KEYS, Change, PullPage
+
+    row = {"id": "hq-hist-1", "holder_id": None, "plate_key": parse_plate(plate).canonical_key(),
+           "rule_id": "DF15154.29.XIII", "date": "2026-10-01", "status": "upheld",
+           "points": 3, "auto_number": "DF-000777", "updated_at": utc_now()}
+    store = open_store(data_dir)
+    try:
+        cursor = int(store.meta(META_PULL_CURSOR) or 0)
+        apply_page(store, PullPage(changes=[Change(
+            seq=cursor + 1, table="history", op="upsert", row=row,
+            key="|".join(str(row[c]) for c in REFERENCE_KEYS["history"]))],
+            next_cursor=cursor + 1, more=False))
+    finally:
+        store.close()
+
+
+def test_the_vehicle_step_shows_earlier_work_on_this_device_and_hqs_history(
+        qtbot, make_shell, data_dir, demo_facts):
+    from uikit import seal_auto_offline
+
+    sealed = seal_auto_offline(data_dir, demo_facts.df_plate)
+    auto = sealed.of_kind("auto_infracao")
+    from inspector_app.store import open_store
+
+    store = open_store(data_dir)  # an inspection of the same vehicle ended without an auto
+    try:
+        session = services.login(store=store, matricula="1001", password="demo1001")
+        ended = services.start_inspection(
+            store=store, session=session, pack_id="DF_STPCR", kind="fiscalizacao",
+            location_type="terminal", place="Terminal de Sobradinho", plate=demo_facts.df_plate)
+        services.abandon_inspection(store=store, inspection_id=ended,
+                                    reason="Veículo liberado sem constatação de irregularidade.")
+    finally:
+        store.close()
+    _pull_history(data_dir, demo_facts.df_plate)
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    wizard = open_wizard(qtbot, shell)
+    wizard.place_step.place.setText("Terminal de Brazlândia")
+    click(qtbot, wizard.next_button)
+    vehicle = wizard.vehicle_step
+    vehicle.plate.setText(demo_facts.df_plate.lower())
+    qtbot.keyClick(vehicle.plate, Qt.Key.Key_Return)
+    wait_idle(qtbot, shell)
+    text = vehicle.history.text()
+    assert vehicle.history.isVisible()
+    assert f"Histórico do veículo {parse_plate(demo_facts.df_plate).display()}" in text
+    assert f"n.º {auto.display_number}" in text  # the auto sealed here earlier
+    assert "Inspeções sem auto neste dispositivo" in text
+    assert "encerrada sem auto – Terminal de Sobradinho (matrícula 1001)" in text
+    assert "Infrações registradas na sede" in text
+    assert "01/10/2026 – DF15154.29.XIII (art. 29, XIII) – mantido" in text
+    assert "mantido – auto DF-000777" in text
+    shot(wizard, "vehicle-history")
+
+    vehicle.plate.setText("ZZZ9Z99")  # never seen anywhere
+    qtbot.keyClick(vehicle.plate, Qt.Key.Key_Return)
+    wait_idle(qtbot, shell)
+    assert "nenhuma inspeção ou auto neste dispositivo" in vehicle.history.text()
