@@ -477,6 +477,7 @@ class ChecklistPage(QWidget):
         self.search.textChanged.connect(self._search_changed)
         self.search_label = QLabel("")
         self.search_label.setWordWrap(True)
+        self.search_label.hide()
         search_title = QLabel("Ir &para:")
         search_title.setBuddy(self.search)
         QShortcut(QKeySequence.StandardKey.Find, self, self._focus_search,
@@ -761,6 +762,7 @@ class ChecklistPage(QWidget):
         self._matches = match_items(text, ((i, f"{r.item.label} {r.item.criterion}")
                                            for i, r in self.rows.items()))
         self._match_index = -1
+        self.search_label.setVisible(bool(text.strip()))
         if not text.strip():
             self.search_label.setText("")
         elif not self._matches:

@@ -814,6 +814,9 @@ class InspectionWizard(QWidget):
         self.seal_step = SealStep()
         self.print_step = PrintStep(ctx)
         self.vehicle_step.vehicle_did_load.connect(self._vehicle_loaded)
+        absent_radio = self.signatures.driver.absent_radio
+        if absent_radio is not None:
+            absent_radio.toggled.connect(self._driver_absent_at_signing)
         # A lookup the inspector asks for shows the registry as it is now: an older notice
         # about the earlier answer no longer applies.
         self.vehicle_step.lookup_started.connect(self._clear_registry_notice)
@@ -955,6 +958,27 @@ class InspectionWizard(QWidget):
 
     def _next_from_vehicle(self) -> None:
         self.vehicle_step.advance(lambda: (self._go(DRIVER), self.driver_step.cpf.setFocus()))
+
+    def _driver_absent_at_signing(self, absent: bool) -> None:
+        """"Condutor ausente" for a driver the inspection identified: ask which is true."""
+        driver = self.state.driver
+        if not absent or not driver:
+            return
+        named = str(driver.get("name") or "")
+        if driver.get("cpf"):
+            named += f" (CPF {document_display(str(driver['cpf']))})"
+        choice = WhichIsTrue.ask(
+            self, "Condutor presente ou ausente?",
+            f"Esta inspeção identificou o condutor {named.strip()}, e foi marcado "
+            "\"Condutor ausente\". Qual das duas é verdade?",
+            ("O condutor saiu antes de assinar: registrar a ausência",
+             "O condutor está presente: ele assina ou se recusa a assinar"))
+        box = self.signatures.driver
+        if choice != 0 and box.signed_radio is not None:
+            box.signed_radio.setChecked(True)
+            box.signed_radio.setFocus()
+        elif choice == 0:
+            box.note.setFocus()
 
     def _vehicle_loaded(self, view: Any) -> None:
         """A registered vehicle is inspected under its own service's pack."""

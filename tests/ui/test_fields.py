@@ -39,6 +39,16 @@ def open_wizard(qtbot, shell):
     return shell.main.wizard
 
 
+def to_signatures(qtbot, shell, wizard) -> None:
+    """From the result step on to the signatures (through a review step, if there is one)."""
+    for _ in range(3):
+        if wizard.stack.currentWidget() is wizard.signatures:
+            return
+        click(qtbot, wizard.next_button)
+        wait_idle(qtbot, shell)
+    assert wizard.stack.currentWidget() is wizard.signatures, wizard.banner.text()
+
+
 # --- dates ----------------------------------------------------------------------------------------
 
 
@@ -312,9 +322,7 @@ def test_a_photo_shows_as_a_thumbnail_opens_and_is_removed_before_sealing_never_
     click(qtbot, wizard.next_button)
     wait_idle(qtbot, shell)
     wizard.result.narrative.setPlainText("Extintor ausente constatado no terminal.")
-    click(qtbot, wizard.next_button)
-    if wizard.step != 5:  # a review step (another branch) may come before the signatures
-        click(qtbot, wizard.next_button)
+    to_signatures(qtbot, shell, wizard)
     sign(qtbot, wizard.signatures.agent.pad)
     sign(qtbot, wizard.signatures.driver.pad)
     click(qtbot, wizard.next_button)
@@ -475,3 +483,28 @@ def test_the_vehicle_step_shows_earlier_work_on_this_device_and_hqs_history(
     qtbot.keyClick(vehicle.plate, Qt.Key.Key_Return)
     wait_idle(qtbot, shell)
     assert "nenhuma inspeção ou auto neste dispositivo" in vehicle.history.text()
+
+
+def test_condutor_ausente_at_signing_for_an_identified_driver_asks_which_is_true(
+        qtbot, make_shell, data_dir, demo_facts, monkeypatch):
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    wizard = start_inspection(qtbot, shell, pack="DF_STPCR", place="Terminal de Brazlândia",
+                              location="terminal", plate=demo_facts.df_plate,
+                              driver_cpf=demo_facts.df_driver_cpf)
+    qtbot.keyClick(wizard.checklist.rows["DF-SEG-02"], Qt.Key.Key_N)
+    wait_idle(qtbot, shell)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    wizard.result.narrative.setPlainText("Extintor ausente constatado no terminal.")
+    to_signatures(qtbot, shell, wizard)
+    box = wizard.signatures.driver
+    answers = [1, 0]
+    asked: list[str] = []
+    monkeypatch.setattr(inspection.WhichIsTrue, "ask", classmethod(
+        lambda cls, parent, title, text, options: asked.append(text) or answers.pop(0)))
+    box.absent_radio.setChecked(True)  # "he is here": back to signing
+    assert len(asked) == 1 and format_cpf(demo_facts.df_driver_cpf) in asked[0]
+    assert box.signed_radio.isChecked() and box.status() == "signed"
+    box.absent_radio.setChecked(True)  # "he left before signing": the absence stays
+    assert box.status() == "absent" and len(asked) == 2
