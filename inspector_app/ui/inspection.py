@@ -1038,6 +1038,8 @@ class InspectionWizard(QWidget):
         self.result.evaluate()
 
     def _next_from_result(self) -> None:
+        if self.problems.report(self.result.problems()):
+            return
         problem = self.result.collect()
         if problem:
             self.banner.error(problem)

@@ -508,3 +508,32 @@ def test_condutor_ausente_at_signing_for_an_identified_driver_asks_which_is_true
     assert box.signed_radio.isChecked() and box.status() == "signed"
     box.absent_radio.setChecked(True)  # "he left before signing": the absence stays
     assert box.status() == "absent" and len(asked) == 2
+
+
+def test_the_result_step_lists_narrative_and_retention_place_together_and_clears_each(
+        qtbot, make_shell, data_dir, demo_facts):
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    wizard = start_inspection(qtbot, shell, pack="DF_STPCR", place="Terminal de Brazlândia",
+                              location="terminal", plate=demo_facts.df_plate)
+    qtbot.keyClick(wizard.checklist.rows["DF-SEG-02"], Qt.Key.Key_N)  # retention, art. 37, IV
+    wait_idle(qtbot, shell)
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    result = wizard.result
+    assert result.retain_check.isEnabled()
+    result.retain_check.setChecked(True)
+    result.retention_place.clear()
+    click(qtbot, wizard.next_button)
+    text = wizard.banner.text()
+    assert "Descreva os fatos na narrativa" in text
+    assert "Informe onde o veículo fica retido." in text
+    assert shell.focusWidget() is result.narrative
+    shot(wizard, "result-all-errors")
+    qtbot.keyClicks(result.narrative, "Extintor ausente constatado no terminal.")
+    assert "narrativa" not in wizard.banner.text() and wizard.banner.isVisible()
+    qtbot.keyClicks(result.retention_place, "Garagem do terminal")
+    assert not wizard.banner.isVisible()
+    click(qtbot, wizard.next_button)
+    wait_idle(qtbot, shell)
+    assert wizard.step > 4
