@@ -524,7 +524,11 @@ class DriverStep(QWidget):
         layout.addStretch(1)
 
     def _key(self) -> tuple[str, str]:
-        return (self.cpf.text().strip(), self.cnh.text().strip())
+        """CPF and CNH as typed, without the CPF's punctuation (shown after a lookup)."""
+        cpf = self.cpf.text().strip()
+        if cpf and all(c.isdigit() or c in ".- " for c in cpf):
+            cpf = "".join(c for c in cpf if c.isdigit())
+        return (cpf, self.cnh.text().strip())
 
     def named(self) -> str:
         """Who the fields name ("" when nothing was typed or looked up)."""
@@ -581,6 +585,8 @@ class DriverStep(QWidget):
         def found(view: Any) -> None:
             self.lookup_button.setEnabled(True)
             self.state.looked_up_driver = (cpf, cnh)
+            if cpf and self._key()[0] == cpf:
+                self.cpf.setText(document_display(cpf))  # 000.000.000-00 on screen
             self.banner.clear_message()
             self.show_view(view)
             if view is None:
