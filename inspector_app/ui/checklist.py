@@ -482,6 +482,7 @@ class ChecklistPage(QWidget):
         search_title.setBuddy(self.search)
         QShortcut(QKeySequence.StandardKey.Find, self, self._focus_search,
                   context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._refused_row: ItemRow | None = None
         self._matches: list[str] = []
         self._match_index = -1
         self.sections = QListWidget()
@@ -553,6 +554,9 @@ class ChecklistPage(QWidget):
                 row.next_requested.connect(self._move)
                 row.photo_open_requested.connect(self._open_photo)
                 row.date_refused.connect(self._date_refused)
+                if isinstance(row.value_edit, DateField):
+                    row.value_edit.edit.textChanged.connect(
+                        lambda _t, r=row: self._date_edited(r))
                 column.addWidget(row)
                 self.rows[item.id] = row
                 rows.append(row)
@@ -797,6 +801,17 @@ class ChecklistPage(QWidget):
 
     def _date_refused(self, row: ItemRow, message: str) -> None:
         self.banner.error(f"Item {row.item.id}: {message}")
+        self._refused_row = row
+
+    def _date_edited(self, row: ItemRow) -> None:
+        """A refused date being corrected: its message goes as soon as the date is real."""
+        if self._refused_row is row and not row.date_error():
+            self._refused_row = None
+            self.banner.clear_message()
+            if row.saved_state == "saved":
+                row.set_saved_state("saved")
+            elif not row.saved_state:
+                row.state_label.setText("")
 
     def date_problems(self) -> list[tuple[QWidget, str, Any]]:
         """(field, message, re-check) of every date typed wrong, for FieldProblems."""

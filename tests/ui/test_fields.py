@@ -83,7 +83,9 @@ def test_a_date_item_starts_empty_says_what_it_asks_and_refuses_31_02(qtbot, mak
 
     field.edit.selectAll()
     qtbot.keyClicks(field.edit, "15/08/2026")
-    assert not wizard.banner.isVisible()  # fixed: the message goes at once
+    assert not wizard.banner.isVisible()  # fixed: the messages go at once
+    assert not page.banner.isVisible()
+    assert "Data não aceita" not in row.state_label.text()
     qtbot.keyClick(field.edit, Qt.Key.Key_Return)
     wait_idle(qtbot, shell)
     answer = in_store(qtbot, shell, lambda s: repo.current_answers(
@@ -545,3 +547,21 @@ def test_the_result_step_lists_narrative_and_retention_place_together_and_clears
     click(qtbot, wizard.next_button)
     wait_idle(qtbot, shell)
     assert wizard.step > 4
+
+
+def test_the_new_controls_are_touch_sized(qtbot, make_shell, data_dir, demo_facts):
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    wizard = start_inspection(qtbot, shell, pack="DF_STPCR", place="Terminal de Brazlândia",
+                              location="terminal", plate=demo_facts.df_plate)
+    page = wizard.checklist
+    date = page.rows["DF-DOC-06"].value_edit
+    page.jump_to("DF-DOC-06")
+    controls = {"Marcar todos": page.all_ok_button, "Ir para": page.search,
+                "Restantes da seção": page.section_buttons[0], "data": date.edit,
+                "Calendário": date.calendar_button, "GPS": wizard.place_step.gps}
+    small = {name: w.height() for name, w in controls.items()
+             if w.isVisible() and w.height() < 44}
+    hidden = [name for name, w in controls.items() if not w.isVisible() and name != "GPS"]
+    assert small == {} and hidden == []
+    assert wizard.place_step.gps.minimumHeight() >= 44
