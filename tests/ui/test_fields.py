@@ -565,3 +565,28 @@ def test_the_new_controls_are_touch_sized(qtbot, make_shell, data_dir, demo_fact
     hidden = [name for name, w in controls.items() if not w.isVisible() and name != "GPS"]
     assert small == {} and hidden == []
     assert wizard.place_step.gps.minimumHeight() >= 44
+
+
+def test_the_history_day_filter_takes_typing_after_a_click_and_refuses_31_02(
+        qtbot, make_shell, data_dir):
+    shell = make_shell(data_dir)
+    login(qtbot, shell, "1001")
+    shell.main.go("history")
+    wait_idle(qtbot, shell)
+    history = shell.main.history
+    history.use_day.setChecked(True)
+    edit = history.day.edit
+    # A click on the "year" part, then the whole date typed: the date typed is the date.
+    qtbot.mouseClick(edit, Qt.MouseButton.LeftButton, pos=QPoint(edit.width() - 20, 10))
+    edit.selectAll()
+    qtbot.keyClicks(edit, "31/02/2026")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, shell)
+    assert "31/02/2026 não existe" in history.banner.text()
+    assert shell.focusWidget() is edit
+    edit.selectAll()
+    qtbot.keyClicks(edit, "15082026")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    wait_idle(qtbot, shell)
+    assert history.last_search[2].isoformat() == "2026-08-15"
+    assert edit.text() == "15/08/2026"
