@@ -565,6 +565,14 @@ def test_the_new_controls_are_touch_sized(qtbot, make_shell, data_dir, demo_fact
     hidden = [name for name, w in controls.items() if not w.isVisible() and name != "GPS"]
     assert small == {} and hidden == []
     assert wizard.place_step.gps.minimumHeight() >= 44
+    shell.resize(1024, 600)  # the rugged laptop: the new tools row stays inside the window
+    qtbot.waitUntil(lambda: shell.width() <= 1100, timeout=5_000)
+    QApplication.processEvents()
+    for name in ("Marcar todos", "Ir para"):
+        widget = controls[name]
+        right = widget.mapTo(shell, QPoint(widget.width(), 0)).x()
+        assert right <= shell.width(), (name, right, shell.width())
+    shot(shell, "checklist-1024x600")
 
 
 def test_the_history_day_filter_takes_typing_after_a_click_and_refuses_31_02(
