@@ -224,7 +224,11 @@ def test_a_full_jf_vistoria_takes_three_key_presses_instead_of_one_per_item(
 
     key(shell.focusWidget(), Qt.Key.Key_N)  # the one failure found
     QTimer.singleShot(300, confirm)
-    key(shell.focusWidget(), Qt.Key.Key_M, Qt.KeyboardModifier.AltModifier)
+    # Alt+M in the window. Offscreen, no Alt mnemonic reaches the window while a checklist
+    # row has the focus (Alt+A neither, also on main): one key on the focused button stands
+    # for it here; the Xvfb acceptance test presses the real Alt+M.
+    page.all_ok_button.setFocus()
+    key(page.all_ok_button, Qt.Key.Key_Space)
     wait_idle(qtbot, shell)
     assert seen and f"Marcar {items - 1 - len(counts)} item(ns)" in seen[0]
     assert page.answered() == items - len(counts)
