@@ -474,23 +474,26 @@ class ChecklistPage(QWidget):
         self.progress.setMinimumHeight(28)
         self.counts = QLabel("")
         self.banner = Banner()
-        self.all_ok_button = QPushButton("&Marcar todos os restantes como conforme")
+        self.all_ok_button = QPushButton("&Marcar restantes como conforme")
         self.all_ok_button.setMinimumHeight(TOUCH_TARGET_PX)
         self.all_ok_button.setToolTip("Responde \"Conforme\" a todos os itens ainda sem "
                                       "resposta, em todas as seções (pede confirmação).")
         self.all_ok_button.clicked.connect(lambda: self.mark_remaining_ok(None))
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Ir para item: código ou palavras (Ctrl+F)")
+        self.search.setPlaceholderText("código ou palavras (Ctrl+F)")
         self.search.setAccessibleName("Ir para item")
+        self.search.setMinimumWidth(160)
         self.search.setClearButtonEnabled(True)
         self.search.returnPressed.connect(self.jump_next)
         self.search.textChanged.connect(self._search_changed)
         self.search_label = QLabel("")
         self.search_label.setWordWrap(True)
+        self.search_label.hide()
         search_title = QLabel("Ir &para:")
         search_title.setBuddy(self.search)
         QShortcut(QKeySequence.StandardKey.Find, self, self._focus_search,
                   context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._refused_row: ItemRow | None = None
         self._matches: list[str] = []
         self._match_index = -1
         self.sections = QListWidget()
@@ -501,15 +504,14 @@ class ChecklistPage(QWidget):
         self.stack = QStackedWidget()
         top = QVBoxLayout()
         top.addWidget(self.summary)
+        # One row (vertical room is scarce at 1024×600): progress, search, mark the rest.
         bar = QHBoxLayout()
-        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.progress, 2)
         bar.addWidget(self.counts)
+        bar.addWidget(search_title)
+        bar.addWidget(self.search, 2)
+        bar.addWidget(self.all_ok_button)
         top.addLayout(bar)
-        tools = QHBoxLayout()
-        tools.addWidget(search_title)
-        tools.addWidget(self.search, 1)
-        tools.addWidget(self.all_ok_button)
-        top.addLayout(tools)
         top.addWidget(self.search_label)
         top.addWidget(self.banner)
         body = QHBoxLayout()
@@ -562,6 +564,9 @@ class ChecklistPage(QWidget):
                 row.next_requested.connect(self._move)
                 row.photo_open_requested.connect(self._open_photo)
                 row.date_refused.connect(self._date_refused)
+                if isinstance(row.value_edit, DateField):
+                    row.value_edit.edit.textChanged.connect(
+                        lambda _t, r=row: self._date_edited(r))
                 column.addWidget(row)
                 self.rows[item.id] = row
                 rows.append(row)
@@ -771,6 +776,7 @@ class ChecklistPage(QWidget):
         self._matches = match_items(text, ((i, f"{r.item.label} {r.item.criterion}")
                                            for i, r in self.rows.items()))
         self._match_index = -1
+        self.search_label.setVisible(bool(text.strip()))
         if not text.strip():
             self.search_label.setText("")
         elif not self._matches:
@@ -805,6 +811,17 @@ class ChecklistPage(QWidget):
 
     def _date_refused(self, row: ItemRow, message: str) -> None:
         self.banner.error(f"Item {row.item.id}: {message}")
+        self._refused_row = row
+
+    def _date_edited(self, row: ItemRow) -> None:
+        """A refused date being corrected: its message goes as soon as the date is real."""
+        if self._refused_row is row and not row.date_error():
+            self._refused_row = None
+            self.banner.clear_message()
+            if row.saved_state == "saved":
+                row.set_saved_state("saved")
+            elif not row.saved_state:
+                row.state_label.setText("")
 
     def date_problems(self) -> list[tuple[QWidget, str, Any]]:
         """(field, message, re-check) of every date typed wrong, for FieldProblems."""

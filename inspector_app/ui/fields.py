@@ -28,7 +28,10 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHBoxLayout,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
+    QScrollArea,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -171,7 +174,7 @@ class _Problem:
 def _change_signal(widget: QWidget):
     if isinstance(widget, DateField):
         return widget.edit.textChanged
-    if isinstance(widget, QLineEdit):
+    if isinstance(widget, QLineEdit | QPlainTextEdit | QTextEdit):
         return widget.textChanged
     if isinstance(widget, QComboBox):
         return widget.currentIndexChanged
@@ -214,6 +217,11 @@ class FieldProblems:
         if self.problems:
             widget = self.problems[0].widget
             widget.setFocus(Qt.FocusReason.OtherFocusReason)
+            parent = widget.parentWidget()
+            while parent is not None:  # scrolled out of sight: bring it into view
+                if isinstance(parent, QScrollArea):
+                    parent.ensureWidgetVisible(widget)
+                parent = parent.parentWidget()
             if isinstance(widget, QLineEdit):
                 widget.selectAll()
 

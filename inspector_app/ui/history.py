@@ -16,10 +16,9 @@ import datetime as dt
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QDate, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDateEdit,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -32,12 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app import services
-from inspector_app.domain.fieldtext import plate_display
+from inspector_app.domain.fieldtext import DateTextError, plate_display
 from inspector_app.domain.identity import IdentityError, parse_plate
 from inspector_app.ui import queries
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.dialogs import CancelAutoDialog
 from inspector_app.ui.errors import UiError, describe_error
+from inspector_app.ui.fields import DateField
 from inspector_app.ui.printing import PrintPanel
 from inspector_app.ui.widgets import (
     LOCATION_LABELS,
@@ -176,13 +176,12 @@ class HistoryPage(QWidget):
         self.holder.setAccessibleName("Permissionário")
         self.holder.returnPressed.connect(self.search)
         self.use_day = QCheckBox("Da&ta do fato:")
-        self.day = QDateEdit()
-        self.day.setCalendarPopup(True)
-        self.day.setDisplayFormat("dd/MM/yyyy")
-        self.day.setDate(QDate.currentDate())
-        self.day.setAccessibleName("Data do fato")
+        # Typed as dd/mm/aaaa (a QDateEdit garbles typing after a click on the month or year).
+        self.day = DateField("Data do fato")
+        self.day.set_value(dt.date.today())
         self.day.setEnabled(False)
         self.use_day.toggled.connect(self.day.setEnabled)
+        self.day.edit.returnPressed.connect(self.search)
         self.search_button = big_button("B&uscar", primary=True)
         self.search_button.clicked.connect(self.search)
         self.table = list_table(COLUMNS, COLUMNS.index("Permissionário"), COLUMNS.index("Local"))
@@ -246,7 +245,19 @@ class HistoryPage(QWidget):
 
     def search(self) -> None:
         text, holder = self.query.text(), self.holder.text()
-        day = self.day.date().toPython() if self.use_day.isChecked() else None
+        day = None
+        if self.use_day.isChecked():
+            try:
+                day = self.day.value()
+            except DateTextError as exc:
+                self.banner.error(exc.message)
+                self.day.setFocus()
+                return
+            if day is None:
+                self.banner.error("Informe a data do fato (dd/mm/aaaa) ou desmarque "
+                                  "\"Data do fato\".")
+                self.day.setFocus()
+                return
         self.last_search = (text, holder, day)
         self.banner.clear_message()
         self.search_button.setEnabled(False)

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from inspector_app import services
 from inspector_app.domain.fieldtext import document_display, plate_display
+from inspector_app.ui import vehicle_history
 from inspector_app.ui.checklist import ChecklistPage, photo_infos
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.desk_widgets import AutuadoForm, WitnessBox, review_html
@@ -344,6 +345,12 @@ class VehicleStep(QWidget):
         self.card = QLabel("Digite a placa e toque em Consultar.")
         self.card.setWordWrap(True)
         self.card.setTextFormat(Qt.TextFormat.RichText)
+        # Earlier inspections and records of this plate here, HQ's history once synced.
+        self.history = QLabel("")
+        self.history.setWordWrap(True)
+        self.history.setTextFormat(Qt.TextFormat.RichText)
+        self.history.setAccessibleName("Histórico do veículo")
+        self.history.hide()
         self.manual = QGroupBox("Veículo não cadastrado – dados do CRLV (ficará sinalizado)")
         self.make_model = QLineEdit()
         self.chassis_year = QSpinBox()
@@ -383,6 +390,7 @@ class VehicleStep(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.card)
         layout.addWidget(self.manual)
+        layout.addWidget(self.history)
         layout.addStretch(1)
 
     def lookup(self, then: Done | None = None) -> None:
@@ -397,7 +405,8 @@ class VehicleStep(QWidget):
         self.lookup_button.setEnabled(False)
         self.card.setText("Consultando o cadastro…")
 
-        def found(view: Any) -> None:
+        def found(data: tuple[Any, Any]) -> None:
+            view, history = data
             self.lookup_button.setEnabled(True)
             shown = plate_display(text)  # one form on screen: ABC-1234 or ABC1D23
             if self.plate.text().strip() == text:
@@ -405,6 +414,8 @@ class VehicleStep(QWidget):
             self.state.looked_up_plate = shown
             self.banner.clear_message()
             self.show_view(view)
+            self.history.setText(vehicle_history.to_html(history))
+            self.history.setVisible(history is not None)
             if view is not None and then is not None:
                 then()
 
@@ -415,8 +426,12 @@ class VehicleStep(QWidget):
             self.plate.setFocus()
             self.plate.selectAll()
 
-        self.ctx.tasks.run_store(lambda store: reference.find_vehicle(store, text), found,
-                                 failed, owner=self)
+        def job(store: Any) -> tuple[Any, Any]:
+            view = reference.find_vehicle(store, text)
+            return view, vehicle_history.load(store, text, view=view)
+
+        self.history.hide()
+        self.ctx.tasks.run_store(job, found, failed, owner=self)
 
     def show_view(self, view: Any) -> None:
         """Show a lookup's answer (the registry's vehicle, or None: not registered); the
@@ -555,7 +570,11 @@ class DriverStep(QWidget):
         layout.addStretch(1)
 
     def _key(self) -> tuple[str, str]:
-        return (self.cpf.text().strip(), self.cnh.text().strip())
+        """CPF and CNH as typed, without the CPF's punctuation (shown after a lookup)."""
+        cpf = self.cpf.text().strip()
+        if cpf and all(c.isdigit() or c in ".- " for c in cpf):
+            cpf = "".join(c for c in cpf if c.isdigit())
+        return (cpf, self.cnh.text().strip())
 
     def named(self) -> str:
         """Who the fields name ("" when nothing was typed or looked up)."""
@@ -612,6 +631,8 @@ class DriverStep(QWidget):
         def found(view: Any) -> None:
             self.lookup_button.setEnabled(True)
             self.state.looked_up_driver = (cpf, cnh)
+            if cpf and self._key()[0] == cpf:
+                self.cpf.setText(document_display(cpf))  # 000.000.000-00 on screen
             self.banner.clear_message()
             self.show_view(view)
             if view is None:
@@ -865,6 +886,9 @@ class InspectionWizard(QWidget):
         self.seal_step = SealStep()
         self.print_step = PrintStep(ctx)
         self.vehicle_step.vehicle_did_load.connect(self._vehicle_loaded)
+        absent_radio = self.signatures.driver.absent_radio
+        if absent_radio is not None:
+            absent_radio.toggled.connect(self._driver_absent_at_signing)
         # A lookup the inspector asks for shows the registry as it is now: an older notice
         # about the earlier answer no longer applies.
         self.vehicle_step.lookup_started.connect(self._clear_registry_notice)
@@ -1008,6 +1032,27 @@ class InspectionWizard(QWidget):
     def _next_from_vehicle(self) -> None:
         self.vehicle_step.advance(lambda: (self._go(DRIVER), self.driver_step.cpf.setFocus()))
 
+    def _driver_absent_at_signing(self, absent: bool) -> None:
+        """"Condutor ausente" for a driver the inspection identified: ask which is true."""
+        driver = self.state.driver
+        if not absent or not driver:
+            return
+        named = str(driver.get("name") or "")
+        if driver.get("cpf"):
+            named += f" (CPF {document_display(str(driver['cpf']))})"
+        choice = WhichIsTrue.ask(
+            self, "Condutor presente ou ausente?",
+            f"Esta inspeção identificou o condutor {named.strip()}, e foi marcado "
+            "\"Condutor ausente\". Qual das duas é verdade?",
+            ("O condutor saiu antes de assinar: registrar a ausência",
+             "O condutor está presente: ele assina ou se recusa a assinar"))
+        box = self.signatures.driver
+        if choice != 0 and box.signed_radio is not None:
+            box.signed_radio.setChecked(True)
+            box.signed_radio.setFocus()
+        elif choice == 0:
+            box.note.setFocus()
+
     def _vehicle_loaded(self, view: Any) -> None:
         """A registered vehicle is inspected under its own service's pack."""
         if view.pack_id == self.state.pack_id:
@@ -1066,6 +1111,8 @@ class InspectionWizard(QWidget):
         self.result.evaluate()
 
     def _next_from_result(self) -> None:
+        if self.problems.report(self.result.problems()):
+            return
         problem = self.result.collect()
         if problem:
             self.banner.error(problem)

@@ -479,6 +479,31 @@ class ResultPage(QWidget):
                                  lambda exc: self.retention_banner.error(describe_error(exc)),
                                  owner=self)
 
+    def problems(self) -> list[tuple[QWidget, str, Any]]:
+        """Every missing field of this step at once (field, message, re-check); the
+        outcome-level refusals stay with :meth:`collect`."""
+        if self.outcome is None:
+            return []
+        out: list[tuple[QWidget, str, Any]] = []
+
+        def narrative() -> str | None:
+            if self.active_infractions() and not self.narrative.toPlainText().strip():
+                return ("Descreva os fatos na narrativa do agente (obrigatória quando há "
+                        "infração).")
+            return None
+
+        def place() -> str | None:
+            retain = self.retain_check.isEnabled() and self.retain_check.isChecked()
+            if retain and not self.retention_place.text().strip():
+                return "Informe onde o veículo fica retido."
+            return None
+
+        for widget, check in ((self.narrative, narrative), (self.retention_place, place)):
+            message = check()
+            if message:
+                out.append((widget, message, check))
+        return out
+
     def collect(self) -> str | None:
         """Copy the agent's decisions into the wizard state; a message when incomplete."""
         if self.outcome is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from PySide6.QtCore import QDate, QObject, QUrl, Slot
+from PySide6.QtCore import QObject, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtPrintSupport import QPrinter
 from uikit import click, in_store, login, seal_auto_offline, wait_idle
@@ -49,7 +49,7 @@ def search(qtbot, shell, *, text: str = "", holder: str = "", day: dt.date | Non
     history.holder.setText(holder)
     history.use_day.setChecked(day is not None)
     if day is not None:
-        history.day.setDate(QDate(day.year, day.month, day.day))
+        history.day.set_value(day)
     click(qtbot, history.search_button)
     wait_idle(qtbot, shell)
     return [history.table.item(r, 0).text() for r in range(history.table.rowCount())]

@@ -34,6 +34,11 @@ RENAMED = "Transportes Renomeados Ltda"
 # --- helpers ----------------------------------------------------------------------------------
 
 
+def digits(text: str) -> str:
+    """A CPF as typed, whatever punctuation the screen added after the lookup."""
+    return "".join(c for c in text if c.isdigit())
+
+
 def ref_row(data_dir: Path, table: str, row_id: str) -> dict[str, Any]:
     """One reference row as it is on the device (read on a connection of its own)."""
     store = open_store(data_dir)
@@ -173,7 +178,7 @@ def test_a_real_sync_updates_the_open_inspection_and_settings_keeping_what_was_t
         assert wizard.step == inspection.DRIVER
         assert wizard.place_step.place.text() == PLACE
         assert wizard.vehicle_step.plate.text() == demo_facts.df_plate
-        assert wizard.driver_step.cpf.text() == demo_facts.df_driver_cpf
+        assert digits(wizard.driver_step.cpf.text()) == demo_facts.df_driver_cpf  # kept, punctuated
         # Settings: "Sobre" shows the new range and the registry's date; the unsaved field stays.
         assert settings.numbering.text() == ("série RF: 1–30, restam 30 número(s)\n"
                                              "série RF: 31–40, restam 10 número(s)")
@@ -249,7 +254,7 @@ def test_a_vehicle_gone_before_the_inspection_starts_is_looked_up_again(
     assert "Veículo não cadastrado" in wizard.vehicle_step.card.text()
     assert wizard.state.vehicle_view is None
     assert wizard.step == inspection.DRIVER
-    assert wizard.driver_step.cpf.text() == demo_facts.df_driver_cpf
+    assert digits(wizard.driver_step.cpf.text()) == demo_facts.df_driver_cpf  # kept, punctuated
     assert wizard.vehicle_step.plate.text() == demo_facts.df_plate
 
     click(qtbot, wizard.back_button)  # the CRLV fields are offered, the plate kept
