@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 
 from inspector_app import services
 from inspector_app.ui.errors import describe_error
+from inspector_app.ui.user_folders import pictures_folder
 from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ class PhotoChooser:
     @classmethod
     def ask(cls, parent: QWidget | None) -> Path | None:
         name, _filter = QFileDialog.getOpenFileName(
-            parent, "Escolher foto", "", "Fotos (*.jpg *.jpeg *.png *.webp)"
+            parent, "Escolher foto", str(pictures_folder()),
+            "Fotos (*.jpg *.jpeg *.png *.webp)"
         )
         return Path(name) if name else None
 
@@ -127,14 +129,16 @@ class ItemRow(QFrame):
         answers.addStretch(1)
 
         self.value_edit: QWidget | None = None
+        # The value on a line of its own: the three answers keep their whole text.
+        value_row = QHBoxLayout()
         if item.kind == "count":
             spin = QSpinBox()
             spin.setRange(0, 999)
             spin.setAccessibleName("Quantidade")
             spin.valueChanged.connect(self._detail_changed)
             self.value_edit = spin
-            answers.insertWidget(3, QLabel("Quantidade:"))
-            answers.insertWidget(4, spin)
+            value_row.addWidget(QLabel("Quantidade:"))
+            value_row.addWidget(spin)
         elif item.kind == "date":
             date = QDateEdit()
             date.setCalendarPopup(True)
@@ -143,8 +147,8 @@ class ItemRow(QFrame):
             date.setAccessibleName("Data")
             date.dateChanged.connect(self._detail_changed)
             self.value_edit = date
-            answers.insertWidget(3, QLabel("Data:"))
-            answers.insertWidget(4, date)
+            value_row.addWidget(QLabel("Data:"))
+            value_row.addWidget(date)
 
         self.rules_combo = QComboBox()
         self.rules_combo.setAccessibleName("Infração")
@@ -182,6 +186,9 @@ class ItemRow(QFrame):
         layout.addWidget(title)
         layout.addWidget(criterion)
         layout.addLayout(answers)
+        if self.value_edit is not None:
+            value_row.addStretch(1)
+            layout.addLayout(value_row)
         layout.addWidget(self.rules_combo)
         layout.addLayout(details)
         layout.addWidget(self.state_label)
@@ -301,7 +308,8 @@ class ChecklistPage(QWidget):
         self.counts = QLabel("")
         self.banner = Banner()
         self.sections = QListWidget()
-        self.sections.setFixedWidth(300)
+        self.sections.setMinimumWidth(180)  # narrower on a 1024 px screen, at most 300
+        self.sections.setMaximumWidth(300)
         self.sections.setWordWrap(True)
         self.sections.setAccessibleName("Seções")
         self.sections.currentRowChanged.connect(self._show_section)
@@ -314,8 +322,8 @@ class ChecklistPage(QWidget):
         top.addLayout(bar)
         top.addWidget(self.banner)
         body = QHBoxLayout()
-        body.addWidget(self.sections)
-        body.addWidget(self.stack, 1)
+        body.addWidget(self.sections, 1)
+        body.addWidget(self.stack, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)

@@ -181,7 +181,7 @@ class HistoryPage(QWidget):
         self.banner = Banner()
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
-        self.details.setMinimumWidth(320)
+        self.details.setMinimumWidth(220)
         self.panel = PrintPanel(ctx)
 
         query_label = QLabel("Número, código ou &placa:")
