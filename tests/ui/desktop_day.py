@@ -63,6 +63,7 @@ class Walk:
         self.steps: list[dict[str, Any]] = []
         self.count = 0
         self.shell: Any = None
+        self.started = time.monotonic()
 
     # --- time and events --------------------------------------------------------------------------
 
@@ -103,7 +104,7 @@ class Walk:
             yield
         if proc.returncode:
             raise StepFailed(f"xdotool {' '.join(args)}: {proc.stderr.read().decode()}")
-        yield from self.pump(0.03)
+        yield from self.pump(0.01)
 
     def point(self, widget: Any, where: Any = None) -> tuple[int, int]:
         from PySide6.QtCore import QPoint
@@ -193,7 +194,7 @@ class Walk:
         from PySide6.QtCore import QPoint, QRect
         from PySide6.QtGui import QGuiApplication
 
-        yield from self.pump(0.15)
+        yield from self.pump(0.08)
         self.count += 1
         shot = self.out / f"{self.count:02d}-{name}.png"
         screen = QGuiApplication.primaryScreen()
@@ -226,7 +227,8 @@ class Walk:
             problems.extend(_text_fits(widget))
         for text in problems:
             self.problems.append(f"{name}: {text}")
-        self.steps.append({"step": name, "screenshot": shot.name, "problems": problems})
+        self.steps.append({"step": name, "screenshot": shot.name, "problems": problems,
+                           "at_s": round(time.monotonic() - self.started, 1)})
 
     # --- the day ----------------------------------------------------------------------------------
 

@@ -20,36 +20,52 @@ import pytest
 
 DAY = Path(__file__).with_name("desktop_day.py")
 DISPLAYS = range(11, 20)  # X displays this suite may use
-TIMEOUT = 150  # seconds for one walk; it takes about 30
+TIMEOUT = 170  # seconds for one walk; both take about 70 side by side
 
 pytestmark = pytest.mark.skipif(shutil.which("xvfb-run") is None,
                                 reason="xvfb-run is not installed (apt-get install xvfb)")
 
 
-def free_display() -> int:
-    for number in DISPLAYS:
-        if not Path(f"/tmp/.X{number}-lock").exists() and \
-                not Path(f"/tmp/.X11-unix/X{number}").exists():
-            return number
-    pytest.fail(f"no free X display in :{DISPLAYS.start}–:{DISPLAYS.stop - 1}")
+def free_displays(count: int) -> list[int]:
+    free = [n for n in DISPLAYS if not Path(f"/tmp/.X{n}-lock").exists()
+            and not Path(f"/tmp/.X11-unix/X{n}").exists()]
+    if len(free) < count:
+        pytest.fail(f"no {count} free X displays in :{DISPLAYS.start}–:{DISPLAYS.stop - 1}")
+    return free[:count]
 
 
-def walk(out: Path, size: str, *extra: str) -> dict:
+def start_walk(out: Path, size: str, display: int, *extra: str) -> subprocess.Popen:
     env = {key: value for key, value in os.environ.items()
            if key not in ("DISPLAY", "QT_QPA_PLATFORM", "WAYLAND_DISPLAY", "XAUTHORITY")}
-    command = ["xvfb-run", "-n", str(free_display()), "-s", f"-screen 0 {size}x24 -nolisten tcp",
-               sys.executable, str(DAY), str(out), *extra]
+    command = ["xvfb-run", "-n", str(display), "-s", f"-screen 0 {size}x24 -nolisten tcp",
+               sys.executable, str(DAY), str(out), "--timeout", str(TIMEOUT - 30), *extra]
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish_walk(proc: subprocess.Popen, out: Path, size: str) -> dict:
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True,
-                              timeout=TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
+        _out, stderr = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _out, stderr = proc.communicate()
         pytest.fail(f"the walk at {size} took more than {TIMEOUT} s; screenshots in {out}\n"
-                    f"{exc.stderr}")
+                    f"{stderr[-4000:]}")
     report_file = out / "report.json"
-    assert report_file.exists(), f"no report (exit {done.returncode}):\n{done.stderr[-4000:]}"
-    report = json.loads(report_file.read_text())
-    report["stderr"] = done.stderr
-    return report
+    assert report_file.exists(), f"no report (exit {proc.returncode}):\n{stderr[-4000:]}"
+    return json.loads(report_file.read_text())
+
+
+SIZES = ("1024x600", "1366x768")
+
+
+@pytest.fixture(scope="module")
+def walks(tmp_path_factory):
+    """Both screen sizes walked at the same time (two X servers), about a minute."""
+    base = tmp_path_factory.mktemp("real-window-day")
+    started = {size: (base / size, start_walk(base / size, size, display))
+               for size, display in zip(SIZES, free_displays(len(SIZES)), strict=True)}
+    return {size: (out, finish_walk(proc, out, size)) for size, (out, proc) in started.items()}
 
 
 def assert_walked(report: dict, out: Path, expected_steps: set[str]) -> None:
@@ -67,9 +83,8 @@ DAY_STEPS = {"primeiro-uso", "login", "hoje", "pagina-history", "local", "checkl
              "historico-reimpresso", "historico-cancelado", "jf-checklist", "jf-impressao"}
 
 
-@pytest.mark.parametrize("size", ["1024x600", "1366x768"])
-def test_the_day_at_a_checkpoint_fits_the_screen(tmp_path, size):
-    out = tmp_path / size
-    report = walk(out, size)
+@pytest.mark.parametrize("size", SIZES)
+def test_the_day_at_a_checkpoint_fits_the_screen(walks, size):
+    out, report = walks[size]
     print(f"{size}: {report['seconds']} s, screenshots in {out}")
     assert_walked(report, out, DAY_STEPS)
