@@ -38,6 +38,7 @@ from inspector_app.ui.context import AppContext
 from inspector_app.ui.dialogs import CancelAutoDialog
 from inspector_app.ui.errors import UiError, describe_error
 from inspector_app.ui.printing import PrintPanel
+from inspector_app.ui.screen_fit import cap_columns
 from inspector_app.ui.widgets import (
     LOCATION_LABELS,
     Banner,
@@ -296,6 +297,8 @@ class HistoryPage(QWidget):
                 if r.cancelled:
                     item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(row, column, item)
+        # Kind and date wrap onto two lines: holder and place keep room at 1024 px.
+        cap_columns(self.table, {0: 190, 1: 100, 2: 100})
         self._sync()
 
     def selected(self) -> queries.RecordSummary | None:

@@ -32,6 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector_app.ui.packs_window import TOUCH_TARGET_PX
+
 PREFERRED_SIZE = QSize(1280, 860)
 # Title bar and borders a window manager adds, assumed until the real frame is known.
 FRAME_GUESS = QSize(8, 34)
@@ -348,4 +350,6 @@ def cap_columns(table: Any, caps: dict[int, int]) -> None:
             item = table.item(row, column)
             if item is not None and not item.toolTip():
                 item.setToolTip(item.text())
+    rows = table.verticalHeader()
+    rows.setMinimumSectionSize(max(rows.minimumSectionSize(), TOUCH_TARGET_PX))
     table.resizeRowsToContents()
