@@ -38,7 +38,7 @@ from inspector_app import services
 from inspector_app.ui import queries
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.errors import UiError, describe_error
-from inspector_app.ui.user_folders import in_documents
+from inspector_app.ui.user_folders import in_documents, portuguese_labels
 from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner, big_button
 
 NO_DOCUMENTS = (
@@ -159,9 +159,14 @@ class SavePdfChooser:
     @classmethod
     def ask(cls, parent: QWidget | None, suggested: str) -> Path | None:
         # Starts in the user's documents folder (never the current directory).
-        name, _filter = QFileDialog.getSaveFileName(parent, "Salvar PDF",
-                                                    in_documents(suggested), "PDF (*.pdf)")
-        return Path(name) if name else None
+        dialog = QFileDialog(parent, "Salvar PDF", in_documents(suggested), "PDF (*.pdf)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("pdf")
+        dialog.selectFile(in_documents(suggested))
+        portuguese_labels(dialog)
+        if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
+            return None
+        return Path(dialog.selectedFiles()[0])
 
 
 def print_pdf(document: QPdfDocument, printer: QPrinter) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QStandardPaths
 
@@ -49,3 +50,17 @@ def safe_file_name(name: str) -> str:
 def in_documents(name: str) -> str:
     """The path a save dialog proposes: ``name`` in the user's documents folder."""
     return str(documents_folder() / safe_file_name(name))
+
+
+def portuguese_labels(dialog: Any) -> None:
+    """The labels Qt's own file dialog still shows in English with ``qtbase_pt_BR``
+    ("Look in:", "Files of type:"); a native dialog speaks the system's language."""
+    from PySide6.QtWidgets import QFileDialog
+
+    label = QFileDialog.DialogLabel
+    dialog.setLabelText(label.LookIn, "Examinar:")
+    dialog.setLabelText(label.FileName, "Nome do arquivo:")
+    dialog.setLabelText(label.FileType, "Tipo de arquivo:")
+    dialog.setLabelText(label.Reject, "Cancelar")
+    if dialog.acceptMode() == QFileDialog.AcceptMode.AcceptSave:
+        dialog.setLabelText(label.Accept, "Salvar")

@@ -9,7 +9,7 @@ size), or by hand::
 and ``report.json``: the steps walked and every problem seen. At each step every action
 button of that step must be visible, unclipped (``visibleRegion`` is its whole rectangle),
 its text must fit, and it must lie inside ``QScreen.availableGeometry()``; so must the status
-bar and the window's frame. ``--no-wm`` runs without a window manager (no decorations).
+bar and the window's frame. ``--no-wm`` runs without a window manager (no decorations), as far as the first step.
 
 The app is the real one (``ui.app.prepare_app`` and ``ShellWindow.place_on_screen``, as
 ``inspector gui`` runs it) on a fresh data folder: first run in demo mode, login, a DF_STPCR
@@ -52,7 +52,7 @@ Steps = Generator[None, None, Any]
 
 
 class Walk:
-    def __init__(self, out: Path, home: Path, wm: bool) -> None:
+    def __init__(self, out: Path, home: Path, wm: bool, short: bool = False) -> None:
         from PySide6.QtWidgets import QApplication
 
         self.out = out
@@ -64,6 +64,7 @@ class Walk:
         self.count = 0
         self.shell: Any = None
         self.started = time.monotonic()
+        self.short = short
 
     # --- time and events --------------------------------------------------------------------------
 
@@ -251,6 +252,11 @@ class Walk:
             yield from self.click(shell.main.nav_buttons[key])
             yield from self.idle()
             yield from self.check(f"pagina-{key}", self.nav_buttons())
+        if self.short:  # without a window manager: the pages and the first step
+            yield from self.click(shell.main.nav_buttons["inspection"])
+            yield from self.idle()
+            yield from self.check("local", self.wizard_buttons())
+            return
         auto_number = yield from self.df_inspection(facts)
         yield from self.logout()
         yield from self.login("1003")
@@ -759,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
         app = prepare_app(["inspector"])
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
                           str(home / ".config"))
-        walk = Walk(out, home, wm is not None)
+        walk = Walk(out, home, wm is not None, short=args.no_wm)
         try:
             report["error"] = drive(app, walk.run(), args.timeout)
             if report["error"]:

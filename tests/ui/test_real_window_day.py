@@ -57,14 +57,17 @@ def finish_walk(proc: subprocess.Popen, out: Path, size: str) -> dict:
 
 
 SIZES = ("1024x600", "1366x768")
+BARE = "1024x600-sem-gerenciador"  # no window manager, no decorations: the pages only
 
 
 @pytest.fixture(scope="module")
 def walks(tmp_path_factory):
     """Both screen sizes walked at the same time (two X servers), about a minute."""
     base = tmp_path_factory.mktemp("real-window-day")
+    displays = free_displays(len(SIZES) + 1)
     started = {size: (base / size, start_walk(base / size, size, display))
-               for size, display in zip(SIZES, free_displays(len(SIZES)), strict=True)}
+               for size, display in zip(SIZES, displays, strict=False)}
+    started[BARE] = (base / BARE, start_walk(base / BARE, "1024x600", displays[-1], "--no-wm"))
     return {size: (out, finish_walk(proc, out, size)) for size, (out, proc) in started.items()}
 
 
@@ -88,3 +91,8 @@ def test_the_day_at_a_checkpoint_fits_the_screen(walks, size):
     out, report = walks[size]
     print(f"{size}: {report['seconds']} s, screenshots in {out}")
     assert_walked(report, out, DAY_STEPS)
+
+
+def test_without_a_window_manager_the_pages_fit_too(walks):
+    out, report = walks[BARE]
+    assert_walked(report, out, {"primeiro-uso", "login", "hoje", "pagina-history", "local"})

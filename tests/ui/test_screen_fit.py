@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QDateEdit,
     QDialog,
+    QLabel,
     QLineEdit,
     QScrollArea,
     QVBoxLayout,
@@ -252,6 +253,7 @@ def test_the_save_dialog_starts_in_the_documents_folder(qtbot):
             dialog = next(w for w in QApplication.topLevelWidgets()
                           if isinstance(w, QFileDialog) and w.isVisible())
             seen["folder"] = Path(dialog.directory().absolutePath())
+            seen["labels"] = {w.text() for w in dialog.findChildren(QLabel)}
             seen["file"] = dialog.selectedFiles()
             dialog.reject()
 
@@ -260,6 +262,8 @@ def test_the_save_dialog_starts_in_the_documents_folder(qtbot):
         assert seen["folder"].resolve() == documents.resolve()
         assert seen["file"] == [str(documents / "DEMO-2026-000001-via1.pdf")]
         assert Path.cwd().resolve() != documents.resolve()
+        assert {"Examinar:", "Tipo de arquivo:", "Nome do arquivo:"} <= seen["labels"]
+        assert not {"Look in:", "Files of type:"} & seen["labels"]
     finally:
         QStandardPaths.setTestModeEnabled(False)
 
