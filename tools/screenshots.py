@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from PIL import Image  # noqa: E402
-from PySide6.QtCore import QLibraryInfo, QLocale, QPoint, QSettings, Qt, QTranslator  # noqa: E402
+from PySide6.QtCore import QPoint, QSettings, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
@@ -33,6 +33,9 @@ from inspector_app import demo, services  # noqa: E402
 from inspector_app.store import open_store, reference  # noqa: E402
 
 SIZE = (1280, 860)
+# A 1024×600 rugged laptop: the client area under a window manager's title bar.
+SMALL_SIZE = (1024, 566)
+SMALL_PREFIX = "1024-"
 NARRATIVE = "Em fiscalização de rotina, constatei as irregularidades com o condutor presente."
 REFUSAL = "Condutor recusou-se a assinar após a leitura do auto em voz alta."
 STROKES = [[(20.0 + 6 * i, 100.0 + 40 * math.sin(i / 5)) for i in range(80)]]
@@ -72,10 +75,10 @@ def sign(pad: QWidget) -> None:
     QTest.mouseRelease(pad, Qt.MouseButton.LeftButton, pos=QPoint(420, 110))
 
 
-def save(widget: QWidget, out: Path, name: str) -> None:
+def save(widget: QWidget, out: Path, name: str, prefix: str = "") -> None:
     """Grab the window, save it and let Pillow shrink the PNG (palette, optimised)."""
     QApplication.processEvents()
-    path = out / f"{name}.png"
+    path = out / f"{prefix}{name}.png"
     widget.grab().save(str(path), "PNG")
     image = Image.open(path).convert("RGB")
     image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
@@ -136,7 +139,7 @@ def login(shell: Any, matricula: str) -> None:
     settle(shell)
 
 
-def take(out: Path, work: Path) -> None:
+def take(out: Path, work: Path, size: tuple[int, int] = SIZE, prefix: str = "") -> None:
     from inspector_app.ui.context import AppSettings
     from inspector_app.ui.shell import ShellWindow
 
@@ -144,7 +147,7 @@ def take(out: Path, work: Path) -> None:
 
     def make(data_dir: Path, **kwargs: Any) -> Any:
         shell = ShellWindow(data_dir=data_dir, **kwargs)
-        shell.resize(*SIZE)
+        shell.resize(*size)
         shell.show()
         shells.append(shell)
         return shell
@@ -153,7 +156,7 @@ def take(out: Path, work: Path) -> None:
     first = make(work / "empty", settings=AppSettings(demo_vehicles=12))
     wait_until(lambda: first.pages.currentWidget() is first.first_run)
     settle(first)
-    save(first, out, "01-primeiro-uso")
+    save(first, out, "01-primeiro-uso", prefix)
     first.close()
 
     facts = seed(work / "data")
@@ -161,9 +164,9 @@ def take(out: Path, work: Path) -> None:
     wait_until(lambda: shell.pages.currentWidget() is shell.login)
     settle(shell)
     shell.login.matricula.setText("1001")
-    save(shell, out, "02-login")
+    save(shell, out, "02-login", prefix)
     login(shell, "1001")
-    save(shell, out, "03-trabalho-do-dia")
+    save(shell, out, "03-trabalho-do-dia", prefix)
 
     shell.main.go("inspection")
     settle(shell)
@@ -172,7 +175,7 @@ def take(out: Path, work: Path) -> None:
     choose(step.pack, "DF_STPCR")
     choose(step.location, "ponto_controle")
     step.place.setText(CONTROL_POINT)
-    save(shell, out, "04-local")
+    save(shell, out, "04-local", prefix)
     click(wizard.next_button)
     wizard.vehicle_step.plate.setText(facts["plate"])
     click(wizard.next_button)
@@ -188,12 +191,12 @@ def take(out: Path, work: Path) -> None:
     rows["DF-SEG-02"].note.setText("Extintor ausente no suporte.")
     rows["DF-SEG-02"].note.editingFinished.emit()
     settle(shell)
-    save(shell, out, "05-checklist")
+    save(shell, out, "05-checklist", prefix)
 
     click(wizard.next_button)
     settle(shell)
     wizard.result.narrative.setPlainText(NARRATIVE)
-    save(shell, out, "06-resultado")
+    save(shell, out, "06-resultado", prefix)
 
     click(wizard.next_button)
     settle(shell)
@@ -201,14 +204,14 @@ def take(out: Path, work: Path) -> None:
     wizard.signatures.driver.refused_radio.setChecked(True)
     wizard.signatures.driver.note.setText(REFUSAL)
     settle(shell)
-    save(shell, out, "07-assinaturas")
+    save(shell, out, "07-assinaturas", prefix)
 
     click(wizard.next_button)
     settle(shell)
-    save(shell, out, "08-conferencia")
+    save(shell, out, "08-conferencia", prefix)
     click(wizard.next_button)  # Selar
     settle(shell)
-    save(shell, out, "09-impressao")
+    save(shell, out, "09-impressao", prefix)
     click(wizard.next_button)  # Concluir
     wait_until(lambda: shell.main.wizard is None)
     settle(shell)
@@ -220,25 +223,25 @@ def take(out: Path, work: Path) -> None:
     settle(shell)
     history.table.selectRow(0)
     settle(shell)
-    save(shell, out, "10-historico")
+    save(shell, out, "10-historico", prefix)
 
     shell.main.go("settings")
     settle(shell)
-    save(shell, out, "11-configuracoes")
+    save(shell, out, "11-configuracoes", prefix)
 
     click(shell.logout_button)
     login(shell, "1003")
     shell.main.go("retention")
     settle(shell)
-    save(shell, out, "12-patio")
+    save(shell, out, "12-patio", prefix)
     desk = shell.main.retention
     desk.table.selectRow(0)
     click(desk.release_button)
     settle(shell)
     if desk.release_dialog is not None:
         desk.release_dialog.fault_fixed.setChecked(True)
-        desk.release_dialog.resize(900, 700)
-        save(desk.release_dialog, out, "13-liberacao")
+        desk.release_dialog.resize(min(900, size[0]), min(700, size[1]))
+        save(desk.release_dialog, out, "13-liberacao", prefix)
         desk.release_dialog.reject()
     settle(shell)
     for each in shells:
@@ -250,23 +253,17 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     out = Path(args[0]) if args else ROOT / "docs" / "screenshots"
     out.mkdir(parents=True, exist_ok=True)
-    from inspector_app.ui.widgets import BASE_POINT_SIZE
 
-    app = QApplication.instance() or QApplication(["inspector"])
-    QLocale.setDefault(QLocale(QLocale.Language.Portuguese, QLocale.Country.Brazil))
-    translator = QTranslator(app)
-    if translator.load(QLocale(), "qtbase", "_",
-                       QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-        app.installTranslator(translator)
-    font = QApplication.font()
-    font.setPointSize(BASE_POINT_SIZE)
-    QApplication.setFont(font)
+    from inspector_app.ui.app import prepare_app
+
+    prepare_app(["inspector"])  # as the app runs: Portuguese, wheel and dialog guard, font
     with tempfile.TemporaryDirectory(prefix="inspector-shots-") as tmp:
         work = Path(tmp)
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
                           str(work / "qsettings"))
         os.environ["INSPECTOR_DATA_DIR"] = str(work / "unused")
-        take(out, work)
+        take(out, work / "large")
+        take(out, work / "small", SMALL_SIZE, SMALL_PREFIX)
     return 0
 
 

@@ -107,20 +107,29 @@ def run(argv: list[str] | None = None) -> int:
             )
             return 2
 
-    from PySide6.QtWidgets import QApplication
-
     from inspector_app.store import default_data_dir
-    from inspector_app.ui.packs_window import BASE_POINT_SIZE
     from inspector_app.ui.shell import ShellWindow
 
-    args = list(sys.argv if argv is None else ["inspector", *argv])
+    app = prepare_app(list(sys.argv if argv is None else ["inspector", *argv]))
+    window = ShellWindow(data_dir=default_data_dir())
+    window.place_on_screen()
+    window.show()
+    return app.exec()
+
+
+def prepare_app(args: list[str]) -> Any:
+    """The QApplication as the desktop app runs it: name, Brazilian Portuguese (Qt's own
+    dialogs included), the wheel and dialog guard (``ui.screen_fit``), the base font."""
+    from PySide6.QtWidgets import QApplication
+
+    from inspector_app.ui.packs_window import BASE_POINT_SIZE
+    from inspector_app.ui.screen_fit import install_screen_guard
+
     app = QApplication.instance() or QApplication(args)
     app.setApplicationName("Fiscalização")
     install_pt_br(app)
+    install_screen_guard(app)  # wheel only on focused fields; dialogs kept on screen
     font = QApplication.font()
     font.setPointSize(BASE_POINT_SIZE)
     QApplication.setFont(font)
-
-    window = ShellWindow(data_dir=default_data_dir())
-    window.show()
-    return app.exec()
+    return app

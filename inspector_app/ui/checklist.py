@@ -46,6 +46,7 @@ from inspector_app import services
 from inspector_app.domain.fieldtext import DateTextError, match_items
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.fields import DateField
+from inspector_app.ui.user_folders import pictures_folder
 from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner
 
 log = logging.getLogger(__name__)
@@ -166,7 +167,8 @@ class PhotoChooser:
     @classmethod
     def ask(cls, parent: QWidget | None) -> Path | None:
         name, _filter = QFileDialog.getOpenFileName(
-            parent, "Escolher foto", "", "Fotos (*.jpg *.jpeg *.png *.webp)"
+            parent, "Escolher foto", str(pictures_folder()),
+            "Fotos (*.jpg *.jpeg *.png *.webp)"
         )
         return Path(name) if name else None
 
@@ -233,14 +235,16 @@ class ItemRow(QFrame):
         answers.addStretch(1)
 
         self.value_edit: QWidget | None = None
+        # The value on a line of its own: the three answers keep their whole text.
+        value_row = QHBoxLayout()
         if item.kind == "count":
             spin = QSpinBox()
             spin.setRange(0, 999)
             spin.setAccessibleName("Quantidade")
             spin.valueChanged.connect(self._detail_changed)
             self.value_edit = spin
-            answers.insertWidget(3, QLabel("Quantidade:"))
-            answers.insertWidget(4, spin)
+            value_row.addWidget(QLabel("Quantidade:"))
+            value_row.addWidget(spin)
         elif item.kind == "date":
             # Empty until the inspector types it: never a silent "today" nobody entered.
             what = item.value_label or "Data constatada no documento"
@@ -250,10 +254,9 @@ class ItemRow(QFrame):
             self.value_edit = date
             self.date_label = QLabel(f"{what}:")
             self.date_label.setBuddy(date.edit)
-            self.date_row = QHBoxLayout()
-            self.date_row.addWidget(self.date_label)
-            self.date_row.addWidget(date)
-            self.date_row.addStretch(1)
+            self.date_label.setWordWrap(True)
+            value_row.addWidget(self.date_label)
+            value_row.addWidget(date)
 
         self.rules_combo = QComboBox()
         self.rules_combo.setAccessibleName("Infração")
@@ -303,8 +306,9 @@ class ItemRow(QFrame):
         layout.addWidget(title)
         layout.addWidget(criterion)
         layout.addLayout(answers)
-        if isinstance(self.value_edit, DateField):
-            layout.addLayout(self.date_row)
+        if self.value_edit is not None:
+            value_row.addStretch(1)
+            layout.addLayout(value_row)
         layout.addWidget(self.rules_combo)
         layout.addLayout(details)
         layout.addLayout(self.thumbs)
@@ -497,7 +501,8 @@ class ChecklistPage(QWidget):
         self._matches: list[str] = []
         self._match_index = -1
         self.sections = QListWidget()
-        self.sections.setFixedWidth(300)
+        self.sections.setMinimumWidth(180)  # narrower on a 1024 px screen, at most 300
+        self.sections.setMaximumWidth(300)
         self.sections.setWordWrap(True)
         self.sections.setAccessibleName("Seções")
         self.sections.currentRowChanged.connect(self._show_section)
@@ -515,8 +520,8 @@ class ChecklistPage(QWidget):
         top.addWidget(self.search_label)
         top.addWidget(self.banner)
         body = QHBoxLayout()
-        body.addWidget(self.sections)
-        body.addWidget(self.stack, 1)
+        body.addWidget(self.sections, 1)
+        body.addWidget(self.stack, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)

@@ -39,6 +39,7 @@ from inspector_app.ui.dialogs import CancelAutoDialog
 from inspector_app.ui.errors import UiError, describe_error
 from inspector_app.ui.fields import DateField
 from inspector_app.ui.printing import PrintPanel
+from inspector_app.ui.screen_fit import cap_columns
 from inspector_app.ui.widgets import (
     LOCATION_LABELS,
     Banner,
@@ -197,7 +198,7 @@ class HistoryPage(QWidget):
         self.banner = Banner()
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
-        self.details.setMinimumWidth(320)
+        self.details.setMinimumWidth(220)
         self.panel = PrintPanel(ctx)
 
         query_label = QLabel("Número, código ou &placa:")
@@ -324,6 +325,8 @@ class HistoryPage(QWidget):
                 if r.cancelled:
                     item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(row, column, item)
+        # Kind and date wrap onto two lines: holder and place keep room at 1024 px.
+        cap_columns(self.table, {0: 190, 1: 100, 2: 100})
         self._sync()
 
     def selected(self) -> queries.RecordSummary | None:

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QScrollArea,
     QSpinBox,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -48,6 +47,7 @@ from inspector_app.ui.fields import Check, FieldProblems
 from inspector_app.ui.location import GpsButton
 from inspector_app.ui.printing import PrintPanel
 from inspector_app.ui.result import ResultPage
+from inspector_app.ui.screen_fit import ScrollingStack
 from inspector_app.ui.signatures import SignatureBox
 from inspector_app.ui.widgets import (
     INSPECTION_KIND_LABELS,
@@ -894,10 +894,11 @@ class InspectionWizard(QWidget):
         self.vehicle_step.lookup_started.connect(self._clear_registry_notice)
         self.driver_step.lookup_started.connect(self._clear_registry_notice)
         ctx.reference_did_change.connect(self.reference_changed)
-        self.stack = QStackedWidget()
+        self.stack = ScrollingStack()  # steps scroll; the footer's buttons stay in view
         for page in (self.place_step, self.vehicle_step, self.driver_step, self.checklist,
                      self.result, self.signatures, self.seal_step, self.print_step):
-            self.stack.addWidget(page)
+            own_scroll = page in (self.checklist, self.result, self.signatures)
+            self.stack.addWidget(page, scroll=not own_scroll)
 
         self.back_button = big_button("&Voltar")
         self.back_button.clicked.connect(self.back)

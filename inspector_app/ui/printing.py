@@ -39,6 +39,7 @@ from inspector_app import services
 from inspector_app.ui import queries
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.errors import UiError, describe_error
+from inspector_app.ui.user_folders import in_documents, portuguese_labels
 from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner, big_button
 
 NO_DOCUMENTS = (
@@ -195,9 +196,15 @@ class SavePdfChooser:
 
     @classmethod
     def ask(cls, parent: QWidget | None, suggested: str) -> Path | None:
-        name, _filter = QFileDialog.getSaveFileName(parent, "Salvar PDF", suggested,
-                                                    "PDF (*.pdf)")
-        return Path(name) if name else None
+        # Starts in the user's documents folder (never the current directory).
+        dialog = QFileDialog(parent, "Salvar PDF", in_documents(suggested), "PDF (*.pdf)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setDefaultSuffix("pdf")
+        dialog.selectFile(in_documents(suggested))
+        portuguese_labels(dialog)
+        if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
+            return None
+        return Path(dialog.selectedFiles()[0])
 
 
 def print_pdf(document: QPdfDocument, printer: QPrinter) -> None:
@@ -265,27 +272,31 @@ class PrintPanel(QWidget):
         self.view.setPageMode(QPdfView.PageMode.MultiPage)
         self.view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
         self.view.setDocument(self.document)
-        self.view.setMinimumHeight(320)
+        self.view.setMinimumHeight(160)  # the preview scrolls; 1024×600 screens have little
 
         left_box = QWidget()
-        left_box.setFixedWidth(380)
+        left_box.setMinimumWidth(270)
+        left_box.setMaximumWidth(380)
         left = QVBoxLayout(left_box)
         left.setContentsMargins(0, 0, 0, 0)
-        left.addWidget(QLabel("Documentos:"))
-        left.addWidget(self.list, 1)
+        # The actions first, side by side: in view on a short screen whatever the list holds.
+        actions = QHBoxLayout()
+        actions.addWidget(self.print_button)
+        actions.addWidget(self.save_button)
+        left.addLayout(actions)
         form = QHBoxLayout()
         form.addWidget(layout_label)
         form.addWidget(self.layout_combo, 1)
         left.addLayout(form)
-        left.addWidget(self.print_button)
-        left.addWidget(self.save_button)
         left.addWidget(self.status)
+        left.addWidget(QLabel("Documentos:"))
+        left.addWidget(self.list, 1)
         right = QVBoxLayout()
         right.addWidget(self.banner)
         right.addWidget(self.view, 1)
         outer = QHBoxLayout(self)
-        outer.addWidget(left_box)
-        outer.addLayout(right, 1)
+        outer.addWidget(left_box, 2)
+        outer.addLayout(right, 3)
         self._entries: list[tuple[str, str, str, str]] = []  # record id, kind, number, copy
         self._set_busy(True)
 

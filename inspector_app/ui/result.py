@@ -49,8 +49,14 @@ from inspector_app.ui.widgets import (
     money_br,
 )
 
-COLUMNS = ("Regra", "Artigo", "Descrição", "Penalidade", "Multa estimada", "Pontos",
-           "Reincidência", "")
+# Two-line headers keep the narrow columns narrow: the table fits 1024 px without
+# scrolling sideways (the description column takes the rest and wraps).
+COLUMNS = ("Regra", "Artigo", "Descrição", "Penalidade", "Multa\nestimada", "Pontos",
+           "Reinci-\ndência", "")
+WIDE_TABLE_PX = 900
+_FOLDED_COLUMNS = (3, 5, 6)  # shown in the fine's cell when the table is narrow
+
+
 def presumed_texts(outcome: Any) -> list[str]:
     """The presumed rules that change this outcome, in the words the auto prints them
     (legal Portuguese; the parameters' keys stay in the record and at HQ)."""
@@ -112,8 +118,11 @@ class ResultPage(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)  # wraps
+        header.resizeSection(1, 96)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(len(COLUMNS) - 1, 130)
+        header.resizeSection(len(COLUMNS) - 1, 110)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.add_button = big_button("Adicionar &infração do catálogo…")
         self.add_button.clicked.connect(self.add_from_catalogue)
@@ -271,6 +280,7 @@ class ResultPage(QWidget):
                      "sim" if inf.reincidence else "não")
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)
                 if removed:
                     font = QFont(item.font())
                     font.setStrikeOut(column != 2)
@@ -307,7 +317,21 @@ class ResultPage(QWidget):
         self._fit_table()
 
     def _fit_table(self) -> None:
-        """The table as tall as its rows: the page scrolls, not the table."""
+        """The table as tall as its rows: the page scrolls, not the table. Narrower than
+        ``WIDE_TABLE_PX`` (a 1024 px screen), penalty, points and reincidence move into the
+        fine's cell, so the description keeps room to be read and "Retirar…" is reached
+        without scrolling sideways."""
+        narrow = self.table.viewport().width() < WIDE_TABLE_PX
+        for column in _FOLDED_COLUMNS:
+            self.table.setColumnHidden(column, narrow)
+        self.table.horizontalHeaderItem(4).setText("Penalidade" if narrow else COLUMNS[4])
+        for row in range(self.table.rowCount()):
+            cells = [self.table.item(row, c) for c in (3, 4, 5, 6)]
+            if any(c is None for c in cells):
+                continue
+            penalty, fine, points, reincidence = cells
+            fine.setText(f"{penalty.text()}\n{fine.toolTip()}\n{points.text()} ponto(s)"
+                         f"\nreincidência: {reincidence.text()}" if narrow else fine.toolTip())
         self.table.resizeRowsToContents()
         rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
         frame = 2 * self.table.frameWidth()

@@ -38,6 +38,7 @@ from inspector_app.ui.desk_widgets import PersonForm, WitnessBox, receiver_box, 
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.printing import PrintPanel
 from inspector_app.ui.signatures import SignatureBox
+from inspector_app.ui.screen_fit import cap_columns
 from inspector_app.ui.widgets import (
     TOUCH_TARGET_PX,
     Banner,
@@ -322,6 +323,8 @@ class RetentionDesk(QWidget):
                      held_for(h.retained_at, now))
             for column, text in enumerate(cells):
                 self.table.setItem(row, column, QTableWidgetItem(text))
+        # The place and the number wrap: the grounds keep room to be read at 1024 px.
+        cap_columns(self.table, {0: 150, 2: 170})
         self.empty.setVisible(not held)
         self.table.setVisible(bool(held))
         if held:

@@ -28,12 +28,19 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app.ui import queries
-from inspector_app.ui.context import AppContext, AppSettings, load_settings
+from inspector_app.ui.context import AppContext, AppSettings, load_settings, open_qsettings
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.history import HistoryPage
 from inspector_app.ui.inspection import InspectionWizard
 from inspector_app.ui.login import FirstRunPage, LoginPage
 from inspector_app.ui.retention import RetentionDesk
+from inspector_app.ui.screen_fit import (
+    ScrollingStack,
+    fit_to_screen,
+    refit_later,
+    remember_geometry,
+    restore_geometry,
+)
 from inspector_app.ui.settings import SettingsPage
 from inspector_app.ui.sync_screen import EnrolDialog, SyncBridge, SyncPage, format_time
 from inspector_app.ui.tasks import TaskManager
@@ -112,12 +119,14 @@ class MainArea(QWidget):
         self.packs_window: QWidget | None = None
         self.banner = Banner()
 
-        self.stack = QStackedWidget()
+        # Pages scroll (the window never needs more than the screen); the wizard keeps its
+        # footer in view and scrolls each step itself.
+        self.stack = ScrollingStack()
         self.pages = {"today": self.today, "inspection": self.wizard_holder,
                       "retention": self.retention, "history": self.history,
                       "settings": self.settings, "sync": self.sync}
         for page in self.pages.values():
-            self.stack.addWidget(page)
+            self.stack.addWidget(page, scroll=page is not self.wizard_holder)
 
         self.nav_group = QButtonGroup(self)
         self.nav_buttons: dict[str, QPushButton] = {}
@@ -145,6 +154,7 @@ class MainArea(QWidget):
         right.addWidget(self.banner)
         right.addWidget(self.stack, 1)
         layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)  # the window's margins are enough
         layout.addLayout(nav)
         layout.addLayout(right, 1)
 
@@ -276,6 +286,7 @@ class ShellWindow(QMainWindow):
         self.logout_button.setMinimumHeight(TOUCH_TARGET_PX)
         self.logout_button.clicked.connect(self.logout)
         top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.demo_badge)
         top.addWidget(self.user_label)
         top.addStretch(1)
@@ -319,7 +330,7 @@ class ShellWindow(QMainWindow):
             lambda: self.idle.timer.setInterval(self._idle_interval()))
         self.main.today.snapshot_did_load.connect(
             lambda snap: self._set_pending(snap.pending))
-        self.resize(1280, 860)
+        self.resize(1280, 860)  # ``place_on_screen`` fits it to the screen it opens on
         self.pages.setCurrentWidget(self.loading_page)
         self.tasks.open_store(data_dir, self._store_opened, self._store_failed, owner=self)
 
@@ -498,7 +509,17 @@ class ShellWindow(QMainWindow):
     def _task_failed(self, exc: BaseException) -> None:
         self.statusBar().showMessage(describe_error(exc), 15_000)
 
+    # --- window geometry --------------------------------------------------------------------------
+
+    def place_on_screen(self) -> None:
+        """Before the first show: the size and position the user left (when they still fit
+        this screen), else the preferred size fitted to the available screen."""
+        if not restore_geometry(self, open_qsettings()):
+            fit_to_screen(self)
+        refit_later(self)
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        remember_geometry(self, open_qsettings())
         self.idle.detach()
         self.sync.stop()
         self.tasks.shutdown()

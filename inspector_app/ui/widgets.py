@@ -34,12 +34,13 @@ __all__ = [
 ]
 
 # Applied to the main window: large targets for fingers, visible keyboard focus.
+# Caveat: no ``min-width`` on buttons: a style-sheet minimum is an explicit minimum size,
+# which lets a layout squeeze a button below its text ("forme" for "Não conforme").
 STYLE_SHEET = f"""
 QPushButton, QLineEdit, QComboBox, QSpinBox, QDateEdit, QDoubleSpinBox {{
     min-height: {TOUCH_TARGET_PX - 8}px;
     padding: 3px 10px;
 }}
-QPushButton {{ min-width: {TOUCH_TARGET_PX}px; }}
 QPushButton:focus, QLineEdit:focus, QComboBox:focus, QFrame#itemRow:focus {{
     outline: none;
     border: 2px solid #1f5fbf;
