@@ -220,6 +220,10 @@ def _cmd_demo_seed(args: argparse.Namespace) -> int:
         counts = demo.seed_registry(
             store, vehicles=args.vehicles, seed=args.seed, replace=args.replace
         )
+        if store.meta("hq_url") is None:
+            from inspector_app import services
+
+            services.prepare_demo_numbering(store=store)
         if args.autos:
             counts["autos"] = len(demo_autos.seed_autos(store, autos=args.autos, seed=args.seed))
     finally:

@@ -38,9 +38,12 @@ KEYS: dict[str, frozenset[str]] = {
     for name, keys in {
         "pack.toml": "pack legal_basis",
         "pack": "id version title jurisdiction service status penalty_regime organ organ_name "
-        "organ_note effective_from analogy notes",
+        "organ_note effective_from effective_until effective_until_basis analogy notes "
+        "timezone filing",
+        "filing": "body address protocol online hours",
         "legal_basis": "id citation title seed",
-        "infractions.toml": "groups rules",
+        "infractions.toml": "groups rules alternatives",
+        "alternative": "rules kind basis note",
         "group": "label fine points_parameter warning_if_primario basis",
         "fine": "kind multiplier percent",
         "rule": "id article citation seed_label group description selectable status penalty "
@@ -52,15 +55,16 @@ KEYS: dict[str, frozenset[str]] = {
         "checklist.toml": "sections items",
         "section": "id label",
         "item": "id section label criterion kind fail fail_options retention retention_possible "
-        "withdrawal evidence requires_facts ctb_overlay informative note",
+        "withdrawal evidence requires_facts ctb_overlay informative note value_label",
         "vehicle.toml": "checks",
         "check": "id kind parameters item fail retention withdrawal basis note",
         "parameters.toml": "parameters tables",
-        "parameter": "value label assumption gap note basis",
-        "dated": "from value assumption note basis",
+        "parameter": "value label assumption gap note basis printed",
+        "dated": "from value assumption note basis printed",
         "deadlines.toml": "deadlines",
         "deadline": "kind label days unit trigger when_rules body basis parameter note",
-        "calendar.toml": "calendar holidays",
+        "calendar.toml": "calendar holidays exceptions",
+        "exception": "date kind name decree note",
         "calendar": "country subdivision include_optional_parameter",
         "holiday": "date name assumption basis note",
     }.items()
@@ -266,10 +270,39 @@ def _parse_meta(r: _Reader, data: Mapping[str, Any], folder: str) -> model.PackM
         organ_name=r.text(meta, "organ_name", "pack"),
         organ_note=r.text(meta, "organ_note", "pack", required=False),
         effective_from=r.date(meta, "effective_from", "pack"),
+        effective_until=r.date(meta, "effective_until", "pack") if "effective_until" in meta
+        else None,
+        effective_until_basis=r.text(meta, "effective_until_basis", "pack", required=False),
         analogy=r.flag(meta, "analogy", "pack", False),
         notes=r.texts(meta, "notes", "pack"),
         legal_basis=tuple(bases),
+        timezone=_timezone(r, meta),
+        filing=_filing(r, meta),
     )
+
+
+def _timezone(r: _Reader, meta: Mapping[str, Any]) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = r.text(meta, "timezone", "pack", required=False) or "America/Sao_Paulo"
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        r.problem("pack.timezone", f"unknown IANA time zone {name!r}")
+        return "America/Sao_Paulo"
+    return name
+
+
+def _filing(r: _Reader, meta: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    raw = meta.get("filing")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        r.problem("pack.filing", "expected a table (body, address, protocol, online, hours)")
+        return ()
+    r.known(raw, KEYS["filing"], "pack.filing")
+    return tuple((k, r.text(raw, k, "pack.filing", required=False))
+                 for k in sorted(KEYS["filing"]) if raw.get(k))
 
 
 def _parse_groups(r: _Reader, data: Mapping[str, Any]) -> dict[str, model.Group]:
@@ -343,6 +376,25 @@ def _parse_rules(r: _Reader, data: Mapping[str, Any]) -> dict[str, model.Rule]:
     return rules
 
 
+def _parse_alternatives(r: _Reader, data: Mapping[str, Any]) -> tuple[model.Alternative, ...]:
+    out = []
+    for i, row in _tables(r, data, "alternatives"):
+        where = f"alternatives[{i}]"
+        r.known(row, KEYS["alternative"], where)
+        rules = r.texts(row, "rules", where)
+        if len(rules) < 2:
+            r.problem(f"{where}.rules", "an alternative names at least two rules")
+        out.append(
+            model.Alternative(
+                rules=rules,
+                kind=r.choice(row, "kind", where, model.ALTERNATIVE_KINDS, "specific"),
+                basis=r.text(row, "basis", where),
+                note=r.text(row, "note", where, required=False),
+            )
+        )
+    return tuple(out)
+
+
 def _parse_measure(r: _Reader, data: Mapping[str, Any]) -> model.Measure:
     raw = data.get("measure")
     if not isinstance(raw, dict):
@@ -407,6 +459,7 @@ def _parse_checklist(
             ctb_overlay=r.text(row, "ctb_overlay", where, required=False),
             informative=r.text(row, "informative", where, required=False),
             note=r.text(row, "note", where, required=False),
+            value_label=r.text(row, "value_label", where, required=False),
         )
     if not items:
         r.problem("items", "the checklist has no items")
@@ -455,6 +508,7 @@ def _parse_parameters(
             gap=r.text(row, "gap", where, required=False),
             note=r.text(row, "note", where, required=False),
             basis=r.text(row, "basis", where, required=False),
+            printed=r.text(row, "printed", where, required=False),
         )
         if params[name].assumption and not params[name].note:
             r.problem(f"{where}.note", "an assumed parameter must say what is presumed")
@@ -475,6 +529,7 @@ def _parse_parameters(
                     assumption=r.flag(row, "assumption", where, False),
                     note=r.text(row, "note", where, required=False),
                     basis=r.text(row, "basis", where, required=False),
+                    printed=r.text(row, "printed", where, required=False),
                 )
             )
         starts = [row.start for row in out]
@@ -545,7 +600,20 @@ def _parse_calendar(r: _Reader, data: Mapping[str, Any]) -> model.CalendarSpec:
                 basis=r.text(row, "basis", where, required=False),
             )
         )
+    exceptions = []
+    for i, row in _tables(r, data, "exceptions"):
+        where = f"exceptions[{i}]"
+        r.known(row, KEYS["exception"], where)
+        exceptions.append(
+            model.CalendarException(
+                date=r.date(row, "date", where),
+                kind=r.choice(row, "kind", where, model.EXCEPTION_KINDS, "closed"),
+                name=r.text(row, "name", where),
+                decree=r.text(row, "decree", where),
+            )
+        )
     return model.CalendarSpec(
+        exceptions=tuple(exceptions),
         country=r.text(raw, "country", "calendar"),
         subdivision=r.text(raw, "subdivision", "calendar"),
         include_optional_parameter=r.get(
@@ -614,6 +682,10 @@ def _check_references(p: model.Pack, problems: list[Problem]) -> None:
                 f"{where}.withdrawal",
                 "withdrawal needs measure kind 'retirada'",
             )
+    for i, alt in enumerate(p.alternatives):
+        rule_refs("infractions.toml", f"alternatives[{i}].rules", alt.rules)
+        if len(set(alt.rules)) != len(alt.rules):
+            bad("infractions.toml", f"alternatives[{i}].rules", "a rule is listed twice")
     section_ids = {s.id for s in p.sections}
     for iid, item in p.items.items():
         where = f"items[{iid}]"
@@ -666,6 +738,7 @@ def load_pack(pack_dir: Path) -> model.Pack:
     meta = _parse_meta(reader("pack.toml"), raw["pack.toml"], pack_dir.name)
     groups = _parse_groups(reader("infractions.toml"), raw["infractions.toml"])
     rules = _parse_rules(reader("infractions.toml"), raw["infractions.toml"])
+    alternatives = _parse_alternatives(reader("infractions.toml"), raw["infractions.toml"])
     measure = _parse_measure(reader("measures.toml"), raw["measures.toml"])
     sections, items = _parse_checklist(reader("checklist.toml"), raw["checklist.toml"])
     checks = _parse_checks(reader("vehicle.toml"), raw["vehicle.toml"])
@@ -684,6 +757,7 @@ def load_pack(pack_dir: Path) -> model.Pack:
         tables=tables,
         deadlines=deadlines,
         calendar=calendar,
+        alternatives=alternatives,
         content_hash=content_hash(pack_dir) if not problems else "",
         source_files=PACK_FILES,
     )

@@ -62,16 +62,29 @@ def evaluate_case(*, data: object, forms_root: Path | None = None) -> Outcome:
     Raises :class:`CaseError` for invalid input (unknown pack too) and ``PackError`` when
     the pack itself is broken.
     """
-    case = parse_case(data)
+    case = parse_case(data, now=dt.datetime.now(dt.UTC))
     return evaluate_parsed(case=case, forms_root=forms_root)
 
 
-def evaluate_parsed(*, case: Case, forms_root: Path | None = None) -> Outcome:
+def evaluate_parsed(*, case: Case, forms_root: Path | None = None,
+                    store: Store | None = None) -> Outcome:
+    """Evaluate ``case``; with ``store``, the calendar also applies the dated exceptions
+    HQ published for the pack (pull log, held offline)."""
     try:
         pack = get_pack(case.pack_id, forms_root)
     except KeyError as exc:
-        raise CaseError("pack", str(exc.args[0])) from None
-    return evaluate(pack, case, calendar_around(pack, case.date))
+        raise CaseError("pack", str(exc.args[0]), code="pack", pt=f"regulamento {case.pack_id}"
+                        " desconhecido") from None
+    exceptions: tuple[Any, ...] = ()
+    warnings: tuple[str, ...] = ()
+    if store is not None:
+        from inspector_app.store.calendar_ref import calendar_exceptions
+
+        exceptions, warnings = calendar_exceptions(store, pack.id)
+    outcome = evaluate(pack, case, calendar_around(pack, case.date, exceptions))
+    if warnings:
+        outcome = dataclasses.replace(outcome, warnings=(*outcome.warnings, *warnings))
+    return outcome
 
 
 def _pack(pack_id: str) -> Pack:
@@ -98,6 +111,7 @@ class Session:
     matricula: str
     name: str
     role: str
+    organ: str | None = None
 
 
 def _load_login_state(store: Store, matricula: str) -> LoginState:
@@ -142,12 +156,13 @@ def login(
     left, lockout with the time to wait, stale offline login, clock set back).
     """
     row = store.conn.execute(
-        "SELECT name, role, password_hash, active FROM ref_inspectors WHERE matricula = ?",
+        "SELECT name, role, password_hash, active, organ FROM ref_inspectors "
+        "WHERE matricula = ?",
         [matricula.strip()],
     ).fetchone()
     if row is None or not row[3]:
         raise ServiceError("matricula", "Matrícula não cadastrada ou inativa neste dispositivo.")
-    name, role, password_hash, _active = row
+    name, role, password_hash, _active, organ = row
     when = now or dt.datetime.now(dt.UTC)
     result = attempt_login(
         state=_load_login_state(store, matricula),
@@ -162,7 +177,74 @@ def login(
         _save_login_state(store, matricula, result.state)
     if not result.ok:
         raise ServiceError("password", result.message_pt)
-    return Session(matricula=matricula, name=name, role=role)
+    return Session(matricula=matricula, name=name, role=role, organ=organ)
+
+
+def reauthenticate(*, store: Store, session: Session, password: str,
+                   now: dt.datetime | None = None) -> None:
+    """Ask the signed-in person's password again before a signing act (a supervisor's
+    cancellation): the same check and lockout counter as the login. Raises
+    :class:`ServiceError` (field ``password``) when it is wrong or missing."""
+    if not password:
+        raise ServiceError("password", "Digite a sua senha para confirmar este ato.")
+    try:
+        again = login(store=store, matricula=session.matricula, password=password, now=now)
+    except ServiceError as exc:
+        raise ServiceError("password", f"Senha não confirmada: {exc.message_pt}") from None
+    if again.role != session.role:
+        raise ServiceError("password", "O perfil desta matrícula mudou: entre de novo.")
+
+
+# --- packs and numbering by órgão ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackOffer:
+    """The packs offered to the signed-in inspector (their órgão's) and the one preselected."""
+
+    listings: tuple[Any, ...]
+    preselected: str | None
+    # pack id → the "start of the day's operation" question, or None when the pack has no
+    # ground that depends on it (never a DF-only checkbox for a Juiz de Fora inspection)
+    start_of_operation: Mapping[str, str | None] = dataclasses.field(default_factory=dict)
+
+
+def packs_for_session(*, session: Session | None) -> PackOffer:
+    """Packs of the inspector's órgão (a Juiz de Fora inspector sees JF_1972 preselected,
+    never a DF pack); the first in force is preselected, else the first."""
+    from inspector_app.domain.organs import (
+        PackChoice,
+        packs_for_organ,
+        start_of_operation_label,
+    )
+    from inspector_app.packs import list_packs
+
+    good = [listing for listing in list_packs() if not listing.problems]
+    choices = [PackChoice(listing.id, get_pack(listing.id).meta.jurisdiction, listing.organ)
+               for listing in good]
+    offered = packs_for_organ(session.organ if session else None, choices)
+    listings = tuple(listing for listing in good if listing.id in offered)
+    in_force = [listing.id for listing in listings if listing.status == "in_force"]
+    first = in_force[0] if in_force else (listings[0].id if listings else None)
+    questions = {listing.id: start_of_operation_label(
+        get_pack(listing.id).measure.grounds.values()) for listing in listings}
+    return PackOffer(listings, first, questions)
+
+
+def prepare_demo_numbering(*, store: Store) -> list[str]:
+    """Demo setup: the device id and a demo number range per jurisdiction of the packs
+    installed (each órgão its own series), so nothing claims the numbering is exhausted
+    before the first seal. Returns the series created."""
+    from inspector_app.packs import list_packs
+    from inspector_app.store.sealing import ensure_device
+
+    store.require_writable()
+    ensure_device(store)
+    jurisdictions = [get_pack(listing.id).meta.jurisdiction
+                     for listing in list_packs() if not listing.problems]
+    with store.atomic():
+        made = numbering.ensure_demo_ranges(store, jurisdictions)
+    return [r.series for r in made]
 
 
 def _require(session: Session, action: str) -> None:
@@ -282,9 +364,9 @@ def start_inspection(
         "facts": dict(facts or {}),
     }
     try:
-        parse_case(probe)
+        parse_case(probe, now=dt.datetime.now(dt.UTC))
     except CaseError as exc:
-        raise ServiceError(exc.field, exc.message) from None
+        raise ServiceError(exc.field, exc.message_pt) from None
     repo.create_inspection(store, {
         "id": inspection_id, "pack_id": pack.id, "pack_version": pack.meta.version,
         "pack_hash": pack.content_hash, "kind": kind, "matricula": session.matricula,
@@ -346,9 +428,9 @@ def update_inspection(*, store: Store, inspection_id: str, driver: Mapping[str, 
         probe = _case_data(store, dataclasses.replace(insp, **{
             k: v for k, v in changes.items() if k in ("driver", "facts")}))
         try:
-            parse_case(probe)
+            parse_case(probe, now=dt.datetime.now(dt.UTC))
         except CaseError as exc:
-            raise ServiceError(exc.field, exc.message) from None
+            raise ServiceError(exc.field, exc.message_pt) from None
         repo.update_open(store, inspection_id, changes)
 
 
@@ -372,6 +454,28 @@ def attach_photo(*, store: Store, inspection_id: str, source: Path,
         "original_name": Path(source).name, "width": files.width, "height": files.height,
         "taken_at": files.taken_at,
     })
+
+
+def remove_photo(*, store: Store, inspection_id: str, photo_id: int) -> None:
+    """Take a photo out of an open inspection (a photo taken by mistake); the sealed record
+    will not name it. Once sealed, photos are part of the legal record and stay."""
+    insp = repo.get_inspection(store, inspection_id) if _exists(store, inspection_id) else None
+    if insp is None:
+        raise ServiceError("inspection_id", "Inspeção não encontrada.")
+    if insp.status == "sealed":
+        raise ServiceError("photo", "A inspeção já foi selada: suas fotos fazem parte do "
+                                    "registro e não podem ser removidas.")
+    if insp.status != "open":
+        raise ServiceError("photo", "A inspeção foi encerrada: suas fotos não podem mais "
+                                    "ser alteradas.")
+    if not any(p.id == photo_id for p in repo.photos(store, inspection_id)):
+        raise ServiceError("photo", "Foto não encontrada nesta inspeção (já removida?).")
+    repo.remove_photo(store, inspection_id, photo_id)
+
+
+def _exists(store: Store, inspection_id: str) -> bool:
+    return store.conn.execute("SELECT 1 FROM inspections WHERE id = ?",
+                              [inspection_id]).fetchone() is not None
 
 
 def record_signature(
@@ -430,7 +534,25 @@ def _case_data(store: Store, insp: repo.InspectionRow,
         "driver": {k: v for k, v in insp.driver.items() if k in _CASE_DRIVER and v is not None},
         "checklist": checklist, "infractions": list(extra), "facts": insp.facts,
         "history": _history(store, insp),
+        **_historical_use(insp.pack_id),
     }
+
+
+TRAINING_REEVALUATION = (
+    "uso do pacote histórico (norma revogada) para treinamento e demonstração no aplicativo"
+)
+
+
+def _historical_use(pack_id: str) -> dict[str, Any]:
+    """A revoked pack used on the device is a historical re-evaluation (training and
+    demonstration): the case says so, and the outcome and documents print it."""
+    try:
+        pack = get_pack(pack_id)
+    except (KeyError, PackError):
+        return {}
+    if pack.meta.status != "historical" or pack.meta.effective_until is None:
+        return {}
+    return {"historical_reevaluation": {"reason": TRAINING_REEVALUATION}}
 
 
 def hq_standing(*, store: Store, inspection_id: str) -> StandingView | None:
@@ -449,9 +571,12 @@ def evaluate_inspection(*, store: Store, inspection_id: str,
     """What the regulation says about the answers so far (the result screen)."""
     insp = _inspection(store, inspection_id)
     try:
-        return evaluate_parsed(case=parse_case(_case_data(store, insp, added)))
+        return evaluate_parsed(
+            case=parse_case(_case_data(store, insp, added), now=dt.datetime.now(dt.UTC)),
+            store=store,
+        )
     except CaseError as exc:
-        raise ServiceError(exc.field, exc.message) from None
+        raise ServiceError(exc.field, exc.message_pt) from None
 
 
 @dataclass(frozen=True)
@@ -527,7 +652,7 @@ def seal_inspection(
     base = {
         "pack": {"id": pack.id, "version": insp.pack_version, "hash": insp.pack_hash,
                  "status": pack.meta.status, "organ": pack.meta.organ,
-                 "organ_name": pack.meta.organ_name},
+                 "organ_name": pack.meta.organ_name, "jurisdiction": pack.meta.jurisdiction},
         "agent": {"matricula": session.matricula, "name": session.name},
         "occurred_at": insp.occurred_at,
         "location": {"type": insp.location_type, "place": insp.place,
@@ -803,6 +928,31 @@ def records_sealed(*, store: Store, since: dt.datetime) -> list[SealedRecord]:
     return [load_record(store, str(r[0])) for r in rows]
 
 
+@dataclass(frozen=True)
+class Cancellation:
+    """The record that cancelled another: shown and printed with the cancelled one."""
+
+    record_id: str
+    number: str
+    created_at: str
+    reason: str
+
+    def as_mark(self) -> dict[str, str]:
+        return {"number": self.number, "created_at": self.created_at}
+
+
+def cancellation_of(*, store: Store, record_id: str) -> Cancellation | None:
+    """The cancelamento that refers to ``record_id``, or None while it stands."""
+    row = store.conn.execute(
+        "SELECT id FROM records WHERE kind = 'cancelamento' AND refers_to = ? "
+        "ORDER BY journal_seq LIMIT 1", [record_id]).fetchone()
+    if row is None:
+        return None
+    cancel = load_record(store, str(row[0]))
+    return Cancellation(cancel.id, cancel.display_number, cancel.created_at,
+                        str(cancel.envelope.get("body", {}).get("reason", "")))
+
+
 def cancelled_record_ids(*, store: Store) -> set[str]:
     rows = store.conn.execute(
         "SELECT refers_to FROM records WHERE kind = 'cancelamento' AND refers_to IS NOT NULL"
@@ -824,11 +974,16 @@ def print_count(*, store: Store, record_id: str, copy: str) -> int:
     return int(row[0])
 
 
-def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) -> SealResult:
-    """Cancel a sealed document by a new linked record (supervisor, with a reason)."""
+def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str,
+                password: str) -> SealResult:
+    """Cancel a sealed document by a new linked record (supervisor, with a reason).
+
+    A signing act: the supervisor's password is asked again at that moment
+    (:func:`reauthenticate`; a wrong one counts towards the login lockout)."""
     _require(session, "cancel_auto")
     why = _reason("reason", reason, "o motivo do cancelamento")
     target = _record_or_error(store, record_id)
+    reauthenticate(store=store, session=session, password=password)
     if target.kind in ("cancelamento", "numero_anulado"):
         raise ServiceError("record_id", "Este registro não pode ser cancelado.")
     done = store.conn.execute(
@@ -841,7 +996,8 @@ def cancel_auto(*, store: Store, session: Session, record_id: str, reason: str) 
         "pack": env.get("body", {}).get("pack"),
         "cancelled_number": target.display_number, "cancelled_kind": target.kind,
         "cancelled_sha256": target.sha256, "reason": why,
-        "supervisor": {"matricula": session.matricula, "name": session.name},
+        "supervisor": {"matricula": session.matricula, "name": session.name,
+                       "reauthenticated": True},
     }, refers_to=record_id, plate_key=env.get("plate_key"), holder_id=env.get("holder_id"),
         occurred_on=dt.date.today().isoformat())])
     return SealResult(tuple(sealed), None, ())
@@ -905,8 +1061,9 @@ def render_record(
     *, store: Store, record_id: str, layout: str = "a4", copy: str = "1",
     reprint_number: int | None = None, sign: bool = True,
 ) -> RenderedDocument:
-    """The PDF of a sealed record, rendered only from the record, PAdES-signed with the
-    device certificate and archived with the record (content-addressed)."""
+    """The PDF of a sealed record, rendered only from the record (and, for a cancelled one,
+    the cancelling record's number and date on every page), PAdES-signed with the device
+    certificate and archived with the record (content-addressed)."""
     from inspector_app.documents import archive_pdf, next_reprint_number, render_document
     from inspector_app.documents.pades import sign_pdf
     from inspector_app.security.certificates import load_or_create_device_certificate
@@ -919,9 +1076,13 @@ def render_record(
         raise ServiceError("copy", "Via inválida (1ª ou 2ª).")
     k = next_reprint_number(store, record.id, copy) if reprint_number is None else reprint_number
     demo = (record.series or "").startswith("DEMO-")
+    # A cancelled record is never printed unmarked: every page says CANCELADO, with the
+    # cancelling record's number and date (a reprint included).
+    cancelled = cancellation_of(store=store, record_id=record.id)
     pdf = render_document(record, blob_dir=store.blob_dir,
                           layout=cast(Literal["a4", "80mm"], layout),
-                          copy=cast(Literal["1", "2"], copy), reprint_number=k, demo=demo)
+                          copy=cast(Literal["1", "2"], copy), reprint_number=k, demo=demo,
+                          cancellation=cancelled.as_mark() if cancelled else None)
     if sign:
         key = device_key(store)
         pack = record.envelope.get("body", {}).get("pack") or {}

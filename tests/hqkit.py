@@ -28,7 +28,7 @@ from sqlalchemy import Engine, text
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine, upgrade
-from inspector_app.hq.core.security import FailureLimiter
+from inspector_app.hq.core.limits import server_options
 from inspector_app.hq.devices import create_enrolment_code
 from inspector_app.hq.main import create_app
 from inspector_app.hq.tables import metadata
@@ -40,6 +40,8 @@ PG_HOST, PG_PORT = "127.0.0.1", 5432
 PG_ADMIN_DSN = os.environ.get("HQ_TEST_PG_ADMIN", f"postgresql://postgres@{PG_HOST}:{PG_PORT}/postgres")
 BACKENDS = ("sqlite", "postgresql")
 MAX_BLOB_BYTES = 256 * 1024
+SUPERVISOR_MATRICULA = "1004"
+VOIDED_BODY = {"reason": "talão danificado", "agent": {"matricula": "1001", "name": "Agente"}}
 # Building an SSL context costs ~80 ms per httpx.Client; the tests make hundreds.
 TLS = ssl.create_default_context()
 
@@ -92,7 +94,7 @@ class RunningHQ:
         self.app = create_app(self.settings)
         self.port = free_port()
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off")
+                                lifespan="off", **server_options(self.settings))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -125,7 +127,7 @@ class RunningHQ:
         return httpx.Client(base_url=self.url, headers=headers, timeout=10, **kwargs)
 
     def reset(self) -> None:
-        """Empty every table and the blob folder; a fresh rate limiter."""
+        """Empty every table (the rate limits' counts too) and the blob folder."""
         names = [t.name for t in reversed(metadata.sorted_tables)]
         with self.engine.begin() as conn:
             if self.backend == "postgresql":
@@ -134,7 +136,19 @@ class RunningHQ:
                 for name in names:
                     conn.execute(text(f"DELETE FROM {name}"))
         self.blobs.clear()
-        self.app.state.hq.enrol_limiter = FailureLimiter(self.settings.enrol_failures_per_minute)
+
+    def add_supervisor(self, matricula: str = SUPERVISOR_MATRICULA,
+                       name: str = "Luíza Helena Magalhães", role: str = "supervisor") -> None:
+        """Register an agent in HQ's registry (a cancelamento must name a supervisor HQ
+        knows); the same matrícula and name as the device's demo supervisor."""
+        from inspector_app.hq.registry import publish_row
+        from inspector_app.security.passwords import DEFAULT_PARAMETERS, hash_password
+
+        with self.engine.begin() as conn:
+            publish_row(conn, "inspectors", {
+                "id": f"agent-{matricula}", "matricula": matricula, "name": name, "role": role,
+                "password_hash": hash_password("senha-de-teste", parameters=DEFAULT_PARAMETERS),
+                "organ": None, "active": 1})
 
     def enrol_code(self, **kwargs: Any) -> str:
         return create_enrolment_code(self.engine, **kwargs)
@@ -153,9 +167,10 @@ def test_settings(url: str, folder: Path, **kwargs: Any) -> Settings:
 
 
 @contextlib.contextmanager
-def running_hq(backend: str, folder: Path) -> Iterator[RunningHQ]:
+def running_hq(backend: str, folder: Path, **limits: Any) -> Iterator[RunningHQ]:
+    """A real HQ on ``backend``; ``limits`` override Settings fields (HTTP limits, docs)."""
     with database_url(backend, folder) as url:
-        settings = test_settings(url, folder, max_blob_bytes=MAX_BLOB_BYTES)
+        settings = test_settings(url, folder, **{"max_blob_bytes": MAX_BLOB_BYTES, **limits})
         hq = RunningHQ(settings, backend).start()
         try:
             yield hq
@@ -207,7 +222,8 @@ class SimDevice:
             "key_id": self.key.device_key_id, "inspection_id": None, "refers_to": refers_to,
             "plate_key": "JJK8D48", "holder_id": None, "occurred_on": "2026-04-14",
             "verification_code": verification_code_for(rid),
-            "body": dict(body if body is not None else {
+            "body": dict(body if body is not None else VOIDED_BODY if kind == "numero_anulado"
+                         else {
                 "occurred_at": "2026-04-14T10:05:00-03:00",
                 "vehicle": {"plate": "JJK8D48"},
                 "pack": {"organ": "SEMOB-DF", "organ_name": "Secretaria de Transporte"},
@@ -233,9 +249,15 @@ class SimDevice:
         return PushRecord.model_construct(**values)
 
     def cancelamento(self, auto: PushRecord, **overrides: Any) -> PushRecord:
-        """A signed cancelamento of ``auto`` (reason "erro de digitação")."""
+        """A signed cancelamento of ``auto`` (reason "erro de digitação") by the supervisor
+        :meth:`RunningHQ.add_supervisor` registers (it is registered here when absent)."""
+        if not self.hq.scalar("SELECT COUNT(*) FROM reference_rows WHERE table_name = "
+                              "'inspectors' AND key = :key", key=f"agent-{SUPERVISOR_MATRICULA}"):
+            self.hq.add_supervisor()
+        body = {"reason": "erro de digitação",
+                "supervisor": {"matricula": SUPERVISOR_MATRICULA, "name": "Luíza Helena"}}
         return self.record(self.envelope(kind="cancelamento", refers_to=auto.id,
-                                         body={"reason": "erro de digitação"}, **overrides))
+                                         body=body, **overrides))
 
     def push(self, *records: PushRecord) -> httpx.Response:
         with self.client() as client:

@@ -55,6 +55,7 @@ CASES_BY_PACK: dict[str, dict[str, Any]] = {
         "pack": "JF_1972",
         "occurred_at": "2026-04-14T10:30:00-03:00",
         "location_type": "terminal",
+        "historical_reevaluation": {"reason": "demonstração"},  # revoked (effective_until)
         "vehicle": {"plate": "HMG4F67"},
         "infractions": ["JF1235.1.1"],
         "history": [{"rule_id": "JF1235.1.1", "date": "2026-01-10", "status": "upheld"}],

@@ -6,10 +6,10 @@ The row says which record, layout, copy and reprint the file is; the table is ap
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from inspector_app.media.photos import store_blob
+from inspector_app.store import dbapi
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
 
 PDF_SUFFIX = ".pdf"
@@ -48,7 +48,7 @@ def archive_pdf(store: Store, record_id: str, layout: str, copy: str, reprint_nu
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
                 [record_id, layout, copy, reprint_number, sha, utc_now()],
             )
-    except sqlite3.Error as exc:
+    except dbapi.Error as exc:
         raise translate_error(exc) from exc
     return sha
 

@@ -35,6 +35,17 @@ class DocContext:
     title: str
     qr: ImageReader
     url: str
+    tz: Any = None  # the órgão's legal time zone (tzinfo); every time prints in it
+    printed_on: str = ""  # dd/mm/aaaa of this output (the reprint label)
+    verify_known: bool = True  # False: no HQ address known, only the code is printed
+
+    @property
+    def context(self) -> Mapping[str, Any]:
+        """What the device knew at sealing (clock, registry, filing); {} on old records."""
+        value = self.record.envelope.get("context")
+        return value if isinstance(value, Mapping) else {}
+    # The record that cancelled this one ({"number", "created_at"}): every page is marked.
+    cancellation: Mapping[str, Any] | None = None
 
     @property
     def body(self) -> Mapping[str, Any]:
@@ -65,10 +76,11 @@ class Heading(Flowable):  # type: ignore[misc]
 
     keepWithNext = 1
 
-    def __init__(self, title: str, style: TextStyle) -> None:
+    def __init__(self, title: str, style: TextStyle, *, mono: bool = False) -> None:
         super().__init__()
         self.title = title
         self.style = style
+        self.mono = mono  # thermal paper: a black rule under bold text, no grey band
         self.spaceBefore = style.space_before
         self.spaceAfter = style.space_after
 
@@ -79,40 +91,58 @@ class Heading(Flowable):  # type: ignore[misc]
 
     def draw(self) -> None:
         c = self.canv
-        c.setFillColor(SHADE)
-        c.rect(0, 0, self.width, self.height, stroke=0, fill=1)
+        if self.mono:
+            c.setStrokeColor(INK)
+            c.setLineWidth(0.7)
+            c.line(0, 0.4, self.width, 0.4)
+        else:
+            c.setFillColor(SHADE)
+            c.rect(0, 0, self.width, self.height, stroke=0, fill=1)
         c.setFillColor(INK)
         c.setFont(self.style.font, self.style.size)
         c.drawString(2, self.height * 0.5 - self.style.size * 0.36, self.title)
 
 
 def heading(ctx: DocContext, title: str) -> Heading:
-    return Heading(title.upper(), ctx.styles.heading)
+    return Heading(title.upper(), ctx.styles.heading, mono=ctx.styles.mono)
 
 
 class Band(Flowable):  # type: ignore[misc]
     """White bold text on a red band across the width (the DEMONSTRAÇÃO mark)."""
 
-    def __init__(self, label: str, style: TextStyle) -> None:
+    def __init__(self, label: str, style: TextStyle, *, mono: bool = False) -> None:
         super().__init__()
         self.label = label
         self.style = style
+        self.mono = mono  # thermal paper: black text in a black frame, no red fill
         self.spaceBefore = 2
         self.spaceAfter = 5
 
     def wrap(self, avail_width: float, avail_height: float) -> tuple[float, float]:
         self.width = avail_width
-        self.height = self.style.size * 1.8
+        # A label wider than the band wraps onto more lines (never clipped).
+        self.lines = wrap_plain(self.label, self.style.bold_font, self.style.size,
+                                max(avail_width - 6, 10)) or [self.label]
+        self.height = self.style.size * (1.8 + 1.25 * (len(self.lines) - 1))
         return self.width, self.height
 
     def draw(self) -> None:
         c = self.canv
-        c.setFillColor(ALERT)
-        c.rect(0, 0, self.width, self.height, stroke=0, fill=1)
-        c.setFillColorRGB(1, 1, 1)
+        if self.mono:
+            c.setStrokeColor(INK)
+            c.setLineWidth(1.2)
+            c.rect(0.6, 0.6, self.width - 1.2, self.height - 1.2, stroke=1, fill=0)
+            c.setFillColor(INK)
+        else:
+            c.setFillColor(ALERT)
+            c.rect(0, 0, self.width, self.height, stroke=0, fill=1)
+            c.setFillColorRGB(1, 1, 1)
         c.setFont(self.style.bold_font, self.style.size)
-        c.drawCentredString(self.width / 2, self.height * 0.5 - self.style.size * 0.36,
-                            self.label)
+        size = self.style.size
+        y = self.height - size * 0.9 - size * 0.36
+        for line in self.lines:
+            c.drawCentredString(self.width / 2, y, line)
+            y -= size * 1.25
 
 
 @dataclass(frozen=True)
@@ -244,7 +274,7 @@ class FieldGrid(Flowable):  # type: ignore[misc]
                 x = x0 + self.PAD_X
                 y = top - self.PAD_TOP - st.size
                 indent = 0.0
-                text.setFillColor(GREY)
+                text.setFillColor(INK if self.inline else GREY)
                 text.setFont(st.font, self.label_size)
                 if self.inline:
                     if label:
@@ -268,8 +298,8 @@ class FieldGrid(Flowable):  # type: ignore[misc]
             path.moveTo(x0, y0)
             path.lineTo(x1, y1)
         c.saveState()
-        c.setStrokeColor(RULE)
-        c.setLineWidth(0.4)
+        c.setStrokeColor(INK if self.inline else RULE)
+        c.setLineWidth(0.3 if self.inline else 0.4)
         c.drawPath(path, stroke=1, fill=0)
         c.restoreState()
         c.drawText(text)

@@ -8,13 +8,34 @@ that was sealed years ago: it prints the value as it is instead.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import re
 from decimal import Decimal, InvalidOperation
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from inspector_app.domain.identity import IdentityError, format_cnpj, format_cpf
 
 MISSING = "—"
-# Brasília time (UTC−3, no daylight saving since 2019): the time of every regime shipped.
-DISPLAY_TIMEZONE = dt.timezone(dt.timedelta(hours=-3), "BRT")
+# The órgão's legal time zone when the pack names none: every regime shipped (DF, Juiz de
+# Fora) is on Brasília time. Every time on a document is shown in the legal zone, whatever
+# the zone of the laptop that printed it; the offset is printed once per document.
+LEGAL_TIMEZONE = "America/Sao_Paulo"
+ZONE_NAMES = {"America/Sao_Paulo": "horário de Brasília"}
+
+
+@functools.lru_cache(maxsize=8)
+def legal_zone(name: object = LEGAL_TIMEZONE) -> dt.tzinfo:
+    """The IANA zone ``name`` (Brasília when missing or unknown; UTC−3 without tzdata)."""
+    key = name if isinstance(name, str) and name else LEGAL_TIMEZONE
+    try:
+        return ZoneInfo(key)
+    except (ZoneInfoNotFoundError, ValueError):
+        if key != LEGAL_TIMEZONE:
+            return legal_zone(LEGAL_TIMEZONE)
+        return dt.timezone(dt.timedelta(hours=-3), "UTC-03:00")
+
+
+DISPLAY_TIMEZONE = legal_zone()
 
 LOCATION_TYPES = {
     "terminal": "terminal",
@@ -87,38 +108,69 @@ def offset_label(moment: dt.datetime) -> str:
     return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def datetime_br(value: object, *, tz: dt.tzinfo | None = None) -> str:
-    """An ISO timestamp as ``"25/11/2026 08:47 (UTC−03:00)"``.
-
-    A timestamp with an offset keeps its own wall-clock time unless ``tz`` is given; one
-    in UTC (as records store ``created_at``) is shown in ``tz`` or Brasília time.
-    """
+def _in_zone(value: object, tz: dt.tzinfo | None) -> dt.datetime | None:
     moment = _timestamp(value)
+    if moment is None or moment.tzinfo is None:
+        return moment
+    return moment.astimezone(tz or DISPLAY_TIMEZONE)
+
+
+def datetime_br(value: object, *, tz: dt.tzinfo | None = None) -> str:
+    """An ISO timestamp as ``"25/11/2026 08:47"`` in the legal zone ``tz`` (Brasília).
+
+    Every aware timestamp is converted, whatever offset it was stored with, so a record
+    sealed on a laptop set to UTC or to Manaus prints the same times; the offset is said
+    once per document (:func:`zone_statement`). A naive timestamp prints as it is.
+    """
+    moment = _in_zone(value, tz)
     if moment is None:
         return text(value)
-    if moment.tzinfo is None:
-        return moment.strftime("%d/%m/%Y %H:%M")
-    if tz is not None or moment.utcoffset() == dt.timedelta(0):
-        moment = moment.astimezone(tz or DISPLAY_TIMEZONE)
-    return f"{moment.strftime('%d/%m/%Y %H:%M')} ({offset_label(moment)})"
+    return moment.strftime("%d/%m/%Y %H:%M")
 
 
-def time_br(value: object) -> str:
-    """The wall-clock time of an ISO timestamp with its offset: ``"08:47 (UTC−03:00)"``."""
-    moment = _timestamp(value)
+def time_br(value: object, *, tz: dt.tzinfo | None = None) -> str:
+    """The time of an ISO timestamp in the legal zone: ``"08:47"``."""
+    moment = _in_zone(value, tz)
     if moment is None:
         return MISSING
-    if moment.tzinfo is None:
-        return moment.strftime("%H:%M")
-    return f"{moment.strftime('%H:%M')} ({offset_label(moment)})"
+    return moment.strftime("%H:%M")
+
+
+def date_in_zone(value: object, *, tz: dt.tzinfo | None = None) -> str:
+    """The calendar day of an ISO timestamp in the legal zone (a date prints as it is)."""
+    raw = text(value, "")
+    if len(raw) <= 10:
+        return date_br(raw)
+    moment = _in_zone(raw, tz)
+    return moment.strftime("%d/%m/%Y") if moment is not None else date_br(raw)
+
+
+def zone_statement(tz: dt.tzinfo, at: object = None) -> str:
+    """``"horário de Brasília, UTC−03:00"``: the zone every time of the document is in."""
+    moment = _timestamp(at)
+    if moment is None or moment.tzinfo is None:
+        moment = dt.datetime.now(dt.UTC)
+    local = moment.astimezone(tz)
+    key = getattr(tz, "key", None)
+    name = ZONE_NAMES.get(str(key), f"fuso {key}" if key else "fuso legal")
+    return f"{name}, {offset_label(local)}"
 
 
 def zone_of(value: object) -> dt.tzinfo:
-    """The time zone of an ISO timestamp (Brasília when it has none or is unreadable)."""
-    moment = _timestamp(value)
-    if moment is None or moment.tzinfo is None:
-        return DISPLAY_TIMEZONE
-    return moment.tzinfo
+    """Kept for callers of the old API: the legal zone (Brasília)."""
+    return DISPLAY_TIMEZONE
+
+
+_GAPS = r"lacunas?\s+G\d+(?:\s*(?:,|e)\s*G\d+)*"
+_GAP_REFERENCE = re.compile(
+    rf"\s*\({_GAPS}\)|\s*[–-]?\s*{_GAPS}|\s*\(RULES\.md[^)]*\)|\s*[–-]?\s*RULES\.md\s*§?[\w.]*")
+
+
+def legal(value: str) -> str:
+    """Pack text as printed: references to the project's gap list ("lacuna G7",
+    "RULES.md §A3") are for HQ and logs, not for paper."""
+    out = _GAP_REFERENCE.sub("", value)
+    return re.sub(r"\(\s*\)", "", out).strip()
 
 
 def person_document(value: object) -> tuple[str, str]:

@@ -66,14 +66,15 @@ def _checklist(ctx: DocContext) -> Story:
     out: Story = [heading(ctx, "Itens verificados")]
     if not answers:
         return [*out, txt("Nenhum item registrado.", st.body)]
+    articles = {as_map(i).get("rule_id"): fmt.text(as_map(i).get("article"), "")
+                for i in as_list(sec.outcome(ctx).get("infractions"))}
     rows = []
     for item_id in sorted(answers):
         a = as_map(answers[item_id])
-        label = fmt.text(a.get("label"), "")
-        name = f"{item_id} – {label}" if label else str(item_id)
-        extra = "; ".join(x for x in (fmt.text(a.get("note"), ""),
-                                      ", ".join(str(r) for r in as_list(a.get("rules"))))
-                          if x)
+        name = fmt.text(a.get("label"), "item da lista de verificação")
+        cited = ", ".join(dict.fromkeys(articles[r] for r in as_list(a.get("rules"))
+                                        if articles.get(r)))
+        extra = "; ".join(x for x in (fmt.text(a.get("note"), ""), cited) if x)
         rows.append((name, fmt.result(a.get("result")), extra, a.get("result") == "fail"))
     if st.narrow:
         for name, res, extra, failed in rows:
@@ -81,7 +82,7 @@ def _checklist(ctx: DocContext) -> Story:
                             f" – {extra}" if extra else ""], st.small))
         return out
     data: list[list[Any]] = [[txt(h, st.cell_head)
-                              for h in ("Item", "Resultado", "Observação / regras")]]
+                              for h in ("Item", "Resultado", "Observação / dispositivo")]]
     for name, res, extra, failed in rows:
         data.append([txt(name, st.cell), txt(bold(res) if failed else res, st.cell),
                      txt(extra or fmt.MISSING, st.cell)])
@@ -164,9 +165,13 @@ def _refers_to_auto(ctx: DocContext) -> Story:
 def _release_header(ctx: DocContext) -> Story:
     items = [
         Field("Termo de retenção n.º", fmt.text(ctx.body.get("retention_number")), span=2),
-        Field("Data e hora", fmt.datetime_br(ctx.record.created_at), span=2),
+        Field("Data e hora", fmt.datetime_br(ctx.record.created_at, tz=ctx.tz)
+              + sec.zone_note_at(ctx, ctx.record.created_at), span=2),
     ]
-    return [heading(ctx, "Retenção e data"), fields(ctx, items)]
+    if ctx.body.get("auto_number"):
+        items.insert(1, Field("Auto de infração n.º", fmt.text(ctx.body.get("auto_number")),
+                              span=2))
+    return [heading(ctx, "Retenção e data"), fields(ctx, items), *sec.clock_note(ctx)]
 
 
 def _agent_line(ctx: DocContext, key: str = "agent") -> str:
@@ -236,7 +241,8 @@ def cancelamento(ctx: DocContext) -> Story:
     digest = fmt.text(body.get("cancelled_sha256"))
     items = [
         Field("Documento cancelado", f"{kind.capitalize()} n.º {number}", span=3),
-        Field("Data do cancelamento", fmt.datetime_br(ctx.record.created_at)),
+        Field("Data do cancelamento", fmt.datetime_br(ctx.record.created_at, tz=ctx.tz)
+              + sec.zone_note_at(ctx, ctx.record.created_at)),
     ]
     story: Story = [
         txt(f"Fica cancelado o documento n.º {number}; o registro original permanece "

@@ -1,7 +1,8 @@
 """The verification QR: a PNG made by segno (reportlab's vector QR costs ~45 ms a page).
 
-The URL points at HQ's verify page for the record's verification code. The base URL will
-come from the enrolment settings; until then it defaults to a reserved ``.invalid`` host.
+The URL points at HQ's verify page for the record's verification code: HQ's public
+address, sealed with the record from enrolment (``context.verify_base_url``). A device that
+never met HQ prints only the code, and the QR then holds the code alone.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ def _png(url: str) -> bytes:
     segno.make(url, error="m", micro=False).save(buf, kind="png", scale=QR_SCALE,
                                                 border=QR_BORDER)
     return buf.getvalue()
+
+
+def qr_png_of(text: str) -> bytes:
+    """PNG bytes of a QR holding ``text`` as it is (a URL, or a bare code)."""
+    return _png(text)
 
 
 def qr_png(code: str, *, verify_base_url: str = DEFAULT_VERIFY_BASE_URL) -> bytes:

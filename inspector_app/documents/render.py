@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +30,7 @@ from . import formatting as fmt
 from . import sections as sec
 from .blocks import DocContext
 from .kinds import STORIES, TITLES
-from .qr import DEFAULT_VERIFY_BASE_URL, qr_png, verification_url
+from .qr import qr_png_of, verification_url
 from .styles import (
     A4_FOOTER,
     A4_HEADER,
@@ -39,7 +39,7 @@ from .styles import (
     GREY,
     INK,
     ROLL_MARGIN,
-    ROLL_WIDTH,
+    ROLL_WIDTHS_MM,
     styles_for,
 )
 
@@ -51,7 +51,6 @@ rl_config.useA85 = 0
 DOCUMENT_KINDS = tuple(STORIES)
 CREATOR = "inspector_app (fiscalização de transporte público)"
 A4_QR = 22 * mm
-ROLL_WATERMARK_STEP = 260.0
 
 
 def render_document(
@@ -62,14 +61,24 @@ def render_document(
     copy: Literal["1", "2"] = "1",
     reprint_number: int = 0,
     demo: bool = False,
-    verify_base_url: str = DEFAULT_VERIFY_BASE_URL,
+    verify_base_url: str | None = None,
+    printed_on: dt.date | None = None,
+    roll_width_mm: int = 72,
+    cancellation: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The PDF of ``record`` (any kind in :data:`DOCUMENT_KINDS`); raises ValueError otherwise.
 
     ``copy`` "1" is the autuado's copy, "2" the órgão's (it adds a contra-recibo);
-    ``reprint_number`` k > 0 prints "2ª VIA – reimpressão n.º k"; ``demo`` marks every
-    page "DEMONSTRAÇÃO". Thumbnails and signature PNGs are read from ``blob_dir`` and
-    embedded only when their SHA-256 still matches the record.
+    ``reprint_number`` k > 0 prints "Reimpressão n.º k (``printed_on``)"; ``demo`` marks
+    every page "DEMONSTRAÇÃO". Thumbnails and signature PNGs are read from ``blob_dir`` and
+    embedded only when their SHA-256 still matches the record (A4 only: the thermal roll
+    is black and white and lists photo hashes).
+
+    Every time prints in the órgão's legal zone (the pack's, Brasília by default). The
+    verification address is ``verify_base_url``, else HQ's public address sealed with the
+    record; with neither, only the code is printed. ``roll_width_mm`` is the thermal
+    printer's printable width (48, 64 or 72 mm). ``cancellation`` (the cancelling record's
+    ``number`` and ``created_at``) marks every page "CANCELADO pelo registro n.º … em …".
     """
     if record.kind not in STORIES:
         raise ValueError(f"no document layout for record kind {record.kind!r}")
@@ -79,23 +88,56 @@ def render_document(
         raise ValueError(f"copy must be '1' or '2', not {copy!r}")
     if not isinstance(reprint_number, int) or reprint_number < 0:
         raise ValueError(f"reprint_number must be a non-negative integer: {reprint_number!r}")
-    url = verification_url(record.verification_code, verify_base_url=verify_base_url)
+    if roll_width_mm not in ROLL_WIDTHS_MM:
+        raise ValueError(f"roll_width_mm must be one of {ROLL_WIDTHS_MM}, not {roll_width_mm!r}")
+    tz = legal_zone_of(record)
+    context = record.envelope.get("context")
+    base = verify_base_url or (context.get("verify_base_url")
+                               if isinstance(context, dict) else None)
+    url = verification_url(record.verification_code, verify_base_url=base) if base else ""
+    if printed_on is None:
+        printed_on = dt.datetime.now(tz).date()
     ctx = DocContext(
         record=record,
         blob_dir=Path(blob_dir),
-        styles=styles_for(layout),
+        styles=styles_for(layout, roll_width_mm),
         copy=copy,
         reprint_number=reprint_number,
         demo=demo,
         title=TITLES[record.kind],
-        qr=ImageReader(io.BytesIO(qr_png(record.verification_code,
-                                         verify_base_url=verify_base_url))),
+        qr=ImageReader(io.BytesIO(qr_png_of(url or record.verification_code))),
         url=url,
+        tz=tz,
+        printed_on=printed_on.strftime("%d/%m/%Y"),
+        verify_known=bool(url),
+        cancellation=dict(cancellation) if cancellation else None,
     )
     story = STORIES[record.kind](ctx)
     if layout == "a4":
         return _build_a4(ctx, story)
     return _build_roll(ctx, story)
+
+
+def legal_zone_of(record: SealedRecord) -> dt.tzinfo:
+    """The legal time zone of the record's pack (sealed in the body, else the pack's own
+    definition, else Brasília)."""
+    body = record.envelope.get("body")
+    pack = body.get("pack") if isinstance(body, dict) else None
+    name = pack.get("timezone") if isinstance(pack, dict) else None
+    if not name and isinstance(pack, dict) and pack.get("id"):
+        try:
+            from inspector_app.packs import get_pack
+
+            name = get_pack(str(pack["id"])).meta.timezone
+        except Exception:
+            name = None
+    return fmt.legal_zone(name or fmt.LEGAL_TIMEZONE)
+
+
+def verify_line(ctx: DocContext) -> str:
+    if ctx.verify_known:
+        return f"Verifique em {ctx.url}"
+    return "Verifique pelo código na página de verificação do órgão."
 
 
 # --- metadata shared by both layouts ----------------------------------------------------------
@@ -169,6 +211,8 @@ def _build_a4(ctx: DocContext, story: Sequence[Flowable]) -> bytes:
 
 
 def _a4_watermark(canvas: Canvas, doc: BaseDocTemplate, *, ctx: DocContext) -> None:
+    if ctx.cancellation:
+        _a4_cancelled_watermark(canvas)
     if not ctx.demo:
         return
     width, height = A4
@@ -178,6 +222,17 @@ def _a4_watermark(canvas: Canvas, doc: BaseDocTemplate, *, ctx: DocContext) -> N
     canvas.translate(width / 2, height / 2)
     canvas.rotate(50)
     canvas.drawCentredString(0, 0, sec.DEMO_LABEL)
+    canvas.restoreState()
+
+
+def _a4_cancelled_watermark(canvas: Canvas) -> None:
+    width, height = A4
+    canvas.saveState()
+    canvas.setFillColorRGB(0.96, 0.80, 0.80)
+    canvas.setFont(fonts.SANS_BOLD, 88)
+    canvas.translate(width / 2, height / 2)
+    canvas.rotate(-50)
+    canvas.drawCentredString(0, -30, sec.CANCELLED_LABEL)
     canvas.restoreState()
 
 
@@ -192,13 +247,17 @@ def _a4_header(c: Canvas, ctx: DocContext) -> None:
     x0, x1 = A4_MARGIN_X, width - A4_MARGIN_X
     pack = ctx.section("pack")
     c.saveState()
-    if ctx.demo:
+    bands = [sec.DEMO_BAND] if ctx.demo else []
+    if ctx.cancellation:  # on every page, with the cancelling record's number and date
+        bands.append(sec.cancelled_line(ctx))
+    if bands:
+        band = " · ".join(bands)
         c.setFillColor(ALERT)
         c.rect(x0, height - 26, x1 - x0, 15, stroke=0, fill=1)
         c.setFillColorRGB(1, 1, 1)
-        c.setFont(fonts.SANS_BOLD, 9)
-        c.drawCentredString(width / 2, height - 22, sec.DEMO_BAND)
-    copy_label = sec.COPY_LABELS[ctx.copy]
+        c.setFont(fonts.SANS_BOLD, _fit(band, fonts.SANS_BOLD, 9, x1 - x0 - 8))
+        c.drawCentredString(width / 2, height - 22, band)
+    copy_label = sec.copy_label(ctx)
     c.setFont(fonts.SANS_BOLD, 9)
     box_w = stringWidth(copy_label, fonts.SANS_BOLD, 9) + 10
     y = height - 42
@@ -215,7 +274,7 @@ def _a4_header(c: Canvas, ctx: DocContext) -> None:
     c.setFont(fonts.SANS, 8.5)
     c.setFillColor(GREY)
     c.drawString(x0, y, fmt.text(pack.get("organ"), ""))
-    label = sec.reprint_label(ctx.reprint_number)
+    label = sec.reprint_label(ctx.reprint_number, ctx.printed_on)
     if label:
         c.setFillColor(ALERT)
         c.setFont(fonts.SANS_BOLD, 9.5)
@@ -260,24 +319,27 @@ def _a4_footer(c: Canvas, ctx: DocContext, page: int, total: int) -> None:
     c.drawString(tx, y, f"Código de verificação: {rec.verification_code}")
     y -= 10
     c.setFont(fonts.SANS, 7)
-    c.drawString(tx, y, f"Verifique em {ctx.url}")
+    c.drawString(tx, y, verify_line(ctx))
     y -= 9
     c.setFont(fonts.CONDENSED, 6.6)
     c.drawString(tx, y, f"Registro SHA-256: {rec.sha256}")
     y -= 9
     c.setFont(fonts.SANS, 7)
-    c.drawString(tx, y, f"{rec.display_number} – lavrado em {fmt.datetime_br(rec.created_at)}")
+    c.drawString(tx, y, f"{rec.display_number} – lavrado em "
+                        f"{fmt.datetime_br(rec.created_at, tz=ctx.tz)}")
     y -= 9
     if pack:
         c.drawString(tx, y, f"Pacote {fmt.text(pack.get('id'))} versão "
                             f"{fmt.text(pack.get('version'))} – hash "
                             f"{fmt.text(pack.get('hash'))[:16]}")
     c.setFont(fonts.SANS_BOLD, 7.5)
-    parts = [sec.COPY_LABELS[ctx.copy]]
+    parts = [sec.copy_label(ctx)]
     if ctx.reprint_number:
-        parts.append(sec.reprint_label(ctx.reprint_number))
+        parts.append(sec.reprint_label(ctx.reprint_number, ctx.printed_on))
     if ctx.demo:
         parts.append(sec.DEMO_LABEL)
+    if ctx.cancellation:
+        parts.append(sec.CANCELLED_LABEL)
     parts.append(f"página {page} de {total}")
     c.drawRightString(x1, bottom, " – ".join(parts))
     c.restoreState()
@@ -290,7 +352,8 @@ def _build_roll(ctx: DocContext, story: Sequence[Flowable]) -> bytes:
     """One page as tall as the content: thermal printers cut where the document ends."""
     flowables = [*sec.roll_header(ctx), *story, *sec.roll_footer(ctx)]
     buf = io.BytesIO()
-    c = Canvas(buf, pagesize=(ROLL_WIDTH, 1000), invariant=1)
+    page_width = ctx.styles.page_width
+    c = Canvas(buf, pagesize=(page_width, 1000), invariant=1)
     meta = _metadata(ctx)
     c.setTitle(meta["title"])
     c.setAuthor(meta["author"])
@@ -298,7 +361,7 @@ def _build_roll(ctx: DocContext, story: Sequence[Flowable]) -> bytes:
     c.setCreator(meta["creator"])
     c.setKeywords(meta["keywords"])
     _fix_date(c, ctx)
-    avail = ROLL_WIDTH - 2 * ROLL_MARGIN
+    avail = ctx.styles.width
     placed: list[tuple[Flowable, float, float, float, float]] = []
     total = 0.0
     for i, f in enumerate(flowables):
@@ -308,13 +371,12 @@ def _build_roll(ctx: DocContext, story: Sequence[Flowable]) -> bytes:
         placed.append((f, w, h, before, after))
         total += before + h + after
     height = total + 2 * ROLL_MARGIN
-    c.setPageSize((ROLL_WIDTH, height))
-    if ctx.demo:
-        _roll_watermark(c, height)
+    c.setPageSize((page_width, height))
     y = height - ROLL_MARGIN
+    margin = (page_width - avail) / 2
     for f, w, h, before, after in placed:
         y -= before
-        x = ROLL_MARGIN + _align_offset(f, w, avail)
+        x = margin + _align_offset(f, w, avail)
         f.drawOn(c, x, y - h)
         y -= h + after
     c.showPage()
@@ -329,18 +391,3 @@ def _align_offset(f: Flowable, w: float, avail: float) -> float:
     if align == "RIGHT":
         return avail - w
     return 0.0
-
-
-def _roll_watermark(c: Canvas, height: float) -> None:
-    c.saveState()
-    c.setFillColorRGB(0.88, 0.88, 0.88)
-    c.setFont(fonts.SANS_BOLD, 26)
-    y = ROLL_WATERMARK_STEP / 2
-    while y < height:
-        c.saveState()
-        c.translate(ROLL_WIDTH / 2, y)
-        c.rotate(35)
-        c.drawCentredString(0, 0, sec.DEMO_LABEL)
-        c.restoreState()
-        y += ROLL_WATERMARK_STEP
-    c.restoreState()

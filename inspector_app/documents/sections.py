@@ -6,6 +6,7 @@ prints what was sealed. Missing values print as "—" rather than failing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,8 +47,45 @@ REFUSED = "O condutor recusou-se a assinar."
 ABSENT = "Condutor ausente: não assinou."
 
 
-def reprint_label(reprint_number: int) -> str:
-    return f"2ª VIA – reimpressão n.º {reprint_number}" if reprint_number > 0 else ""
+def reprint_label(reprint_number: int, printed_on: str = "") -> str:
+    """"Reimpressão n.º k (dd/mm/aaaa)": the k-th output of this copy after the first.
+
+    The copy itself is named by :data:`COPY_LABELS` ("1ª via – autuado"); "2ª via" never
+    means a reprint."""
+    if reprint_number <= 0:
+        return ""
+    return f"Reimpressão n.º {reprint_number}" + (f" ({printed_on})" if printed_on else "")
+
+
+def copy_label(ctx: DocContext) -> str:
+    """The copy's name; an approved vistoria has no autuado, so its copy is the holder's."""
+    if ctx.copy == "1" and not is_autuacao(ctx):
+        return "1ª via – permissionário"
+    return COPY_LABELS[ctx.copy]
+
+
+def is_autuacao(ctx: DocContext) -> bool:
+    """Whether the document charges someone (an auto de infração, a reproved vistoria)."""
+    kind = ctx.record.kind
+    if kind == "auto_infracao":
+        return True
+    if kind == "auto_vistoria":
+        return bool(outcome(ctx).get("infractions")) or \
+            fmt.text(ctx.body.get("result"), "").lower() == "reprovado"
+    return False
+
+
+CANCELLED_LABEL = "CANCELADO"
+
+
+def cancelled_line(ctx: DocContext) -> str:
+    """"CANCELADO pelo registro n.º X em dd/mm/aaaa hh:mm (UTC−03:00)", or "" when the
+    record stands."""
+    c = ctx.cancellation
+    if not c:
+        return ""
+    return (f"{CANCELLED_LABEL} pelo registro n.º {fmt.text(c.get('number'))} em "
+            f"{fmt.datetime_br(c.get('created_at'))}")
 
 
 def as_map(value: object) -> Mapping[str, Any]:
@@ -65,17 +103,60 @@ def outcome(ctx: DocContext) -> Mapping[str, Any]:
 # --- who, where, when -------------------------------------------------------------------------
 
 
+def zone_note(ctx: DocContext) -> str:
+    """" (horário de Brasília, UTC−03:00)": said once per document, beside its first time."""
+    return zone_note_at(ctx, ctx.body.get("occurred_at") or ctx.record.created_at)
+
+
+def zone_note_at(ctx: DocContext, at: object) -> str:
+    return f" ({fmt.zone_statement(ctx.tz, at)})"
+
+
 def place_and_time(ctx: DocContext) -> Story:
     body, loc = ctx.body, ctx.section("location")
     when = body.get("occurred_at")
     items = [
-        Field("Data", fmt.date_br(when)),
-        Field("Hora", fmt.time_br(when)),
+        Field("Data", fmt.date_in_zone(when, tz=ctx.tz)),
+        Field("Hora", fmt.time_br(when, tz=ctx.tz) + zone_note(ctx), span=2 if
+              ctx.styles.narrow else 1),
         Field("Tipo de local", fmt.location_type(loc.get("type"))),
         Field("Coordenadas (GPS)", fmt.coordinates(loc.get("latitude"), loc.get("longitude"))),
         Field("Local", fmt.text(loc.get("place")), span=4),
     ]
-    return [heading(ctx, "Local, data e hora"), fields(ctx, items)]
+    return [heading(ctx, "Local, data e hora"), fields(ctx, items), *clock_note(ctx)]
+
+
+CLOCK_UNCONFIRMED = "Horário do dispositivo não confirmado desde {since}."
+CLOCK_NEVER = "Horário do dispositivo não confirmado pela sede (nenhum contato registrado)."
+
+
+def clock_text(ctx: DocContext) -> str:
+    """The plain note when the device clock was not confirmed by HQ at sealing, else ""."""
+    clock = as_map(ctx.context.get("clock"))
+    if not clock or clock.get("confirmed") is not False:
+        return ""
+    since = clock.get("confirmed_until")
+    if since:
+        return CLOCK_UNCONFIRMED.format(since=fmt.datetime_br(since, tz=ctx.tz))
+    return CLOCK_NEVER
+
+
+def clock_note(ctx: DocContext) -> Story:
+    note = clock_text(ctx)
+    return [txt(note, ctx.styles.small)] if note else []
+
+
+def registry_text(ctx: DocContext) -> str:
+    """"Consulta ao cadastro de dd/mm/aaaa hh:mm" (the registry as last received from HQ or
+    imported), or that the registry is the local demonstration one."""
+    reg = as_map(ctx.context.get("registry"))
+    if not reg:
+        return ""
+    if reg.get("source") in (None, "demo"):
+        return "Dados do veículo conforme cadastro local de demonstração."
+    when = reg.get("updated_at")
+    return (f"Consulta ao cadastro de {fmt.datetime_br(when, tz=ctx.tz)}." if when
+            else "Consulta ao cadastro: data não registrada.")
 
 
 def agent(ctx: DocContext, title: str = "Agente de fiscalização", key: str = "agent") -> Story:
@@ -105,7 +186,11 @@ def vehicle(ctx: DocContext) -> Story:
               "cadastrado" if registered else fmt.MISSING),
         Field("Linha / itinerário", line, span=4),
     ]
-    return [heading(ctx, "Veículo"), fields(ctx, items)]
+    out: Story = [heading(ctx, "Veículo"), fields(ctx, items)]
+    note = registry_text(ctx)
+    if note:
+        out.append(txt(note, ctx.styles.small))
+    return out
 
 
 def permit_holder(ctx: DocContext) -> Story:
@@ -116,7 +201,18 @@ def permit_holder(ctx: DocContext) -> Story:
         Field(label, document),
         Field("Permissão n.º", fmt.text(v.get("permit_number"))),
     ]
-    return [heading(ctx, "Permissionário (autuado)"), fields(ctx, items)]
+    address = holder_address(ctx)
+    if address:
+        items.append(Field("Endereço", address, span=4))
+    title = "Permissionário (autuado)" if is_autuacao(ctx) else "Permissionário"
+    return [heading(ctx, title), fields(ctx, items)]
+
+
+def holder_address(ctx: DocContext) -> str:
+    """The autuado's address when the registry snapshot has it ("" otherwise)."""
+    v = ctx.section("vehicle")
+    parts = [fmt.text(v.get(k), "") for k in ("holder_address", "holder_city")]
+    return " – ".join(p for p in parts if p)
 
 
 def driver(ctx: DocContext, *, optional: bool = False) -> Story:
@@ -166,13 +262,88 @@ def infractions(ctx: DocContext) -> Story:
                     f" {ESTIMATE_NOTE}"], st.body))
     refs: Story = [txt(bold("Valores estimados – referência:"), st.small)]
     for n, inf in enumerate(rows, 1):
-        refs.append(txt(f"{n}. {fmt.text(inf.get('rule_id'))}: "
-                        f"{fmt.text(inf.get('fine_reference'))}", st.small))
+        refs.append(txt(f"Infração {n}: {fmt.text(inf.get('fine_reference'))}", st.small))
     return out + keep(ctx, refs)
 
 
+VEHICLE_FACTS = {
+    "insurance_valid": ("seguro válido até", "insurance_valid_until", True),
+    "vistoria_valid": ("última vistoria em", "last_vistoria", True),
+    "max_age_chassis": ("ano do chassi", "chassis_year", False),
+    "max_age_body": ("ano da carroceria", "body_year", False),
+    "min_doors": ("portas", "doors", False),
+    "seats_range": ("lugares", "seats", False),
+}
+
+
+def _vehicle_finding(ctx: DocContext, check_id: str) -> str:
+    """A registry check that grounds an infraction, with the registry value it read."""
+    v = ctx.section("vehicle")
+    kind, label = "", ""
+    try:
+        from inspector_app.packs import get_pack
+
+        pack = get_pack(str(ctx.section("pack").get("id")))
+        check = next((c for c in pack.checks if c.id == check_id), None)
+        if check is not None:
+            kind = check.kind
+            item = pack.items.get(check.item)
+            label = item.label if item is not None else ""
+    except Exception:
+        pass
+    what = label or "verificação no cadastro do veículo"
+    fact = VEHICLE_FACTS.get(kind)
+    if fact is None:
+        return f"{what}: não conforme (verificado no cadastro)"
+    name, key, is_date = fact
+    value = v.get(key)
+    shown = (fmt.date_br(value) if is_date else fmt.text(value)) if value not in (None, "") \
+        else "não informado no cadastro"
+    return f"{what}: não conforme – cadastro: {name} {shown}"
+
+
+def findings(ctx: DocContext, inf: Mapping[str, Any]) -> list[str]:
+    """The findings that ground an infraction: each checklist item (what was seen, the
+    agent's note and value, the photos of that item) or registry check it came from."""
+    photos = [as_map(p) for p in as_list(ctx.body.get("photos"))]
+    answers = ctx.section("answers")
+    rule = inf.get("rule_id")
+    sources = [str(x) for x in as_list(inf.get("sources"))]
+    items = [x.split(":", 1)[1] for x in sources if x.startswith("checklist:")]
+    items += [i for i in sorted(answers) if rule in as_list(as_map(answers[i]).get("rules"))
+              and i not in items]
+    out = []
+    for item_id in items:
+        a = as_map(answers.get(item_id))
+        label = fmt.text(a.get("label"), "item da lista de verificação")
+        line = f"{label}: {fmt.result(a.get('result', 'fail')).lower()}"
+        value = a.get("value")
+        if value not in (None, "", [], {}):
+            line += f" (valor anotado: {value})"
+        note = fmt.text(a.get("note"), "").rstrip(" .;")
+        if note:
+            line += f" – observação: {note}"
+        refs = [f"Foto {n}" for n, p in enumerate(photos, 1) if p.get("item_id") == item_id]
+        if refs:
+            line += f" – {', '.join(refs)}"
+        out.append(line)
+    for x in sources:
+        if x.startswith("vehicle:"):
+            out.append(_vehicle_finding(ctx, x.split(":", 1)[1]))
+        elif x.startswith(("facts:", "case:")):
+            out.append("fato registrado pelo agente no caso")
+    return out
+
+
+def _findings_text(ctx: DocContext, inf: Mapping[str, Any]) -> str:
+    seen = findings(ctx, inf)
+    if not seen:
+        return "Constatação: conforme a narrativa do agente."
+    return "Constatado: " + "; ".join(seen) + "."
+
+
 def _basis(inf: Mapping[str, Any]) -> str:
-    return "; ".join(str(b) for b in as_list(inf.get("basis"))) or fmt.MISSING
+    return fmt.legal("; ".join(str(b) for b in as_list(inf.get("basis")))) or fmt.MISSING
 
 
 def _flags(inf: Mapping[str, Any]) -> str:
@@ -186,18 +357,18 @@ def _flags(inf: Mapping[str, Any]) -> str:
 
 def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> Flowable:
     st = ctx.styles
-    head = ["#", "Regra / artigo", "Grupo", "Descrição e fundamento legal", "Penalidade",
-            "Valor estimado", "Pontos"]
+    head = ["#", "Dispositivo", "Grupo", "Descrição, constatação e fundamento legal",
+            "Penalidade", "Valor estimado", "Pontos"]
     basis_style = st.cell.but(size=st.cell.size - 1.2, leading=(st.cell.size - 1.2) * 1.2,
                               color=st.cell.color)
     data: list[list[Any]] = [[txt(h, st.cell_head) for h in head]]
     for n, inf in enumerate(rows, 1):
         data.append([
             txt(str(n), st.cell),
-            txt([bold(fmt.text(inf.get("rule_id"))), "\n", fmt.text(inf.get("article"))],
-                st.cell),
+            txt(bold(fmt.text(inf.get("article"))), st.cell),
             txt(fmt.text(inf.get("group")), st.cell),
             [txt(f"{fmt.text(inf.get('description'))}{_flags(inf)}", st.cell),
+             txt(_findings_text(ctx, inf), st.cell),
              txt(f"Fundamento: {_basis(inf)}", basis_style)],
             txt(fmt.penalty(inf.get("penalty")), st.cell),
             txt(fmt.money(inf.get("fine_brl")), st.cell),
@@ -211,10 +382,10 @@ def _infraction_table(ctx: DocContext, rows: Sequence[Mapping[str, Any]]) -> Flo
 def _infraction_block(ctx: DocContext, n: int, inf: Mapping[str, Any]) -> Story:
     st = ctx.styles
     return [
-        txt([bold(f"{n}. {fmt.text(inf.get('rule_id'))}"),
-             f" – {fmt.text(inf.get('article'))} – grupo {fmt.text(inf.get('group'))}"],
-            st.body),
+        txt([bold(f"{n}. {fmt.text(inf.get('article'))}"),
+             f" – grupo {fmt.text(inf.get('group'))}"], st.body),
         txt(f"{fmt.text(inf.get('description'))}{_flags(inf)}", st.body),
+        txt(_findings_text(ctx, inf), st.body),
         txt(f"Fundamento: {_basis(inf)}", st.small),
         txt(["Penalidade: ", bold(fmt.penalty(inf.get("penalty"))), " · valor estimado ",
              bold(fmt.money(inf.get("fine_brl"))), " · ",
@@ -240,9 +411,9 @@ def ground_texts(measure: Mapping[str, Any], ids: Sequence[Any]) -> list[str]:
     out = []
     for gid in ids:
         d = known.get(gid, {})
-        cite = fmt.text(d.get("citation"), str(gid))
+        cite = fmt.text(d.get("citation"), "fundamento não identificado")
         desc = fmt.text(d.get("description"), "")
-        out.append(f"{cite} ({gid}){' – ' + desc if desc else ''}")
+        out.append(f"{cite}{' – ' + desc if desc else ''}")
     return out
 
 
@@ -305,6 +476,8 @@ def deadlines(ctx: DocContext) -> Story:
             f"{fmt.trigger(d.get('trigger'))}) – dirigida a: ",
             bold(fmt.text(d.get("body"))), f" – {fmt.text(d.get('basis'))}",
         ], st.body))
+    if now:
+        out += where_to_file(ctx, [fmt.text(d.get("body"), "") for d in now])
     if later:
         out.append(txt("Prazos que correm de atos posteriores:", st.small))
     for d in later:
@@ -315,22 +488,126 @@ def deadlines(ctx: DocContext) -> Story:
     return keep(ctx, out)
 
 
-def presumed_rules(ctx: DocContext) -> Story:
-    o = outcome(ctx)
-    if not o.get("presumed_rule_applied"):
-        return []
+FILING_FALLBACK = ("Protocole a defesa ou o recurso no setor de protocolo do órgão "
+                   "autuador ({organ}), por escrito, indicando o número deste auto.")
+
+
+def where_to_file(ctx: DocContext, bodies: Sequence[str]) -> Story:
+    """Where and how the autuado files (from the pack or the device's settings, sealed
+    with the record), and the autuado's address when the registry has it."""
     st = ctx.styles
-    out: Story = [heading(ctx, "Regras presumidas"), txt(PRESUMED_NOTE, st.body)]
-    for a in as_list(o.get("assumptions")):
-        a = as_map(a)
-        tag = " – ".join(x for x in (fmt.text(a.get("gap"), ""),
-                                     fmt.text(a.get("parameter"), "")) if x)
-        out.append(bullet([bold(tag + ":"), f" {fmt.text(a.get('text'))}"], st.small))
+    filing = as_map(ctx.context.get("filing"))
+    organ = fmt.text(ctx.section("pack").get("organ"), "órgão autuador")
+    lines: list[Any] = []
+    if filing:
+        if filing.get("body"):
+            lines.append(f"Órgão: {filing['body']}")
+        if filing.get("address"):
+            lines.append(f"Endereço para protocolo: {filing['address']}")
+        if filing.get("hours"):
+            lines.append(f"Atendimento: {filing['hours']}")
+        if filing.get("protocol"):
+            lines.append(f"Protocolo: {filing['protocol']}")
+        if filing.get("online"):
+            lines.append(f"Pela internet: {filing['online']}")
+    if not lines:
+        lines.append(FILING_FALLBACK.format(organ=organ))
+    out: Story = [txt(bold("Onde apresentar:"), st.body)]
+    out += [bullet(line, st.body) for line in lines]
+    address = holder_address(ctx)
+    if address:
+        out.append(txt(f"Endereço do autuado no cadastro: {address}.", st.small))
     return out
 
 
+def printed_assumptions(ctx: DocContext) -> list[Mapping[str, Any]]:
+    """The presumed rules that changed this outcome: those an infraction, a deadline or a
+    measure of this document actually used (not every parameter the engine looked at)."""
+    o = outcome(ctx)
+    used: list[Mapping[str, Any]] = []
+    seen: set[str] = set()
+    holders: list[Any] = [*as_list(o.get("infractions")), *as_list(o.get("deadlines"))]
+    for key in ("retention", "withdrawal", "cassacao", "vistoria"):
+        holders.append(o.get(key))
+    for holder in holders:
+        for a in as_list(as_map(holder).get("assumptions")):
+            a = as_map(a)
+            name = str(a.get("parameter"))
+            if name not in seen:
+                seen.add(name)
+                used.append(a)
+    return used
+
+
+def _pack_entry(ctx: DocContext, name: str) -> Any:
+    """The pack's parameter (or dated-table row) behind a presumed rule, or None."""
+    try:
+        from inspector_app.packs import get_pack
+
+        pack = get_pack(str(ctx.section("pack").get("id")))
+    except Exception:
+        return None
+    if name.startswith("tables."):
+        rows = pack.tables.get(name.removeprefix("tables."), ())
+        return next((r for r in reversed(rows) if r.assumption), None)
+    return pack.parameters.get(name)
+
+
+def assumption_sentence(ctx: DocContext, a: Mapping[str, Any]) -> str:
+    """One sentence of legal Portuguese for a presumed rule: the pack's ``printed`` text,
+    else a neutral sentence from its label and legal basis. Never the parameter's key."""
+    entry = _pack_entry(ctx, str(a.get("parameter")))
+    printed = fmt.text(a.get("printed") or getattr(entry, "printed", ""), "")
+    if printed:
+        return fmt.legal(printed)
+    label = fmt.text(a.get("label") or getattr(entry, "label", ""), "")
+    basis = fmt.legal(fmt.text(a.get("basis") or getattr(entry, "basis", ""), ""))
+    what = f"quanto a: {label[:1].lower()}{label[1:]}" if label else \
+        "em ponto em que a norma é omissa"
+    tail = f" ({basis})" if basis else ""
+    return (f"Por omissão ou ambiguidade da norma, aplicou-se regra presumida {what}"
+            f"{tail}, sujeita a revisão pela autoridade julgadora.")
+
+
+def presumed_rules(ctx: DocContext) -> Story:
+    used = printed_assumptions(ctx)
+    if not used:
+        return []
+    st = ctx.styles
+    out: Story = [heading(ctx, "Regras presumidas"), txt(PRESUMED_NOTE, st.body)]
+    out += [bullet(assumption_sentence(ctx, a), st.small) for a in used]
+    return out
+
+
+_NOTE_PREFIX = re.compile(r"^([A-Za-z0-9_.-]+):\s+")
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def plain_note(ctx: DocContext, note: str) -> str:
+    """An engine note as printed: an item or check id prefix becomes the item's label,
+    ISO dates become dd/mm/aaaa and gap references are dropped."""
+    m = _NOTE_PREFIX.match(note)
+    if m:
+        key = m.group(1)
+        label = fmt.text(as_map(ctx.section("answers").get(key)).get("label"), "")
+        if not label:
+            entry = None
+            try:
+                from inspector_app.packs import get_pack
+
+                pack = get_pack(str(ctx.section("pack").get("id")))
+                check = next((c for c in pack.checks if c.id == key), None)
+                entry = pack.items.get(check.item if check else key)
+            except Exception:
+                entry = None
+            label = entry.label if entry is not None else ""
+        note = (f"{label}: " if label else "") + note[m.end():]
+    note = _ISO_DAY.sub(lambda d: f"{d.group(3)}/{d.group(2)}/{d.group(1)}", note)
+    return fmt.legal(note)
+
+
 def notes(ctx: DocContext) -> Story:
-    items = [str(n) for n in as_list(outcome(ctx).get("notes"))]
+    items = [plain_note(ctx, str(n)) for n in as_list(outcome(ctx).get("notes"))]
     if not items:
         return []
     return keep(ctx, [heading(ctx, "Observações"),
@@ -343,6 +620,19 @@ def notes(ctx: DocContext) -> Story:
 def evidence(ctx: DocContext) -> Story:
     st = ctx.styles
     photos = [as_map(p) for p in as_list(ctx.body.get("photos"))]
+    if st.mono and photos:
+        # Thermal paper: photos dither into grey noise; the hashes identify the originals.
+        out_roll: Story = [heading(ctx, "Evidências (fotos)"),
+                           txt(f"{len(photos)} foto(s) anexada(s) ao registro, "
+                               "identificada(s) pelo SHA-256 do arquivo original:", st.small)]
+        for n, p in enumerate(photos, 1):
+            item = fmt.text(as_map(ctx.section("answers").get(str(p.get("item_id")))).get("label"),
+                            "")
+            about = f" – {item}" if item else ""
+            out_roll.append(txt([bold(f"Foto {n}{about}: "),
+                                 fmt.grouped_hex(fmt.text(p.get("original_sha256")))],
+                                st.digest))
+        return out_roll
     out: Story = [heading(ctx, "Evidências (fotos)")]
     if not photos:
         return [*out, txt("Nenhuma foto registrada.", st.body)]
@@ -354,7 +644,8 @@ def evidence(ctx: DocContext) -> Story:
     row: list[Any] = []
     for n, p in enumerate(photos, 1):
         path = verified_blob(ctx.blob_dir, p.get("thumb_sha256"), ".jpg")
-        item = f" · item {p['item_id']}" if p.get("item_id") else ""
+        label = fmt.text(as_map(ctx.section("answers").get(str(p.get("item_id")))).get("label"), "")
+        item = f" · {label}" if label else ""
         row.append([Picture(path, w, h), Spacer(1, 2), txt(f"Foto {n}{item}", st.small)])
         if len(row) == per_row:
             cells.append(row)
@@ -378,7 +669,7 @@ ROLE_TITLES = {"agent": "Agente de fiscalização", "driver": "Condutor"}
 
 def signatures(ctx: DocContext, *, roles: Sequence[str] = ("agent", "driver")) -> Story:
     sigs = ctx.section("signatures")
-    zone = fmt.zone_of(ctx.body.get("occurred_at"))
+    zone = ctx.tz
     blocks = [_signature_block(ctx, role, as_map(sigs.get(role)), zone) for role in roles]
     return side_by_side(ctx, "Assinaturas", blocks)
 
@@ -472,7 +763,9 @@ def roll_header(ctx: DocContext) -> Story:
     pack = ctx.section("pack")
     out: Story = []
     if ctx.demo:
-        out.append(Band(DEMO_BAND, st.body))
+        out.append(Band(DEMO_BAND, st.body, mono=st.mono))
+    if ctx.cancellation:
+        out.append(Band(cancelled_line(ctx), st.body, mono=st.mono))
     if pack.get("organ_name"):
         out.append(txt(bold(str(pack["organ_name"])), st.center))
     if pack.get("organ"):
@@ -480,10 +773,11 @@ def roll_header(ctx: DocContext) -> Story:
     out.append(txt(ctx.title, st.title))
     out.append(txt([bold(f"N.º {number_text(ctx)}"), f" – série {fmt.text(ctx.record.series)}"],
                    st.center))
-    out.append(txt(bold(COPY_LABELS[ctx.copy]), st.center))
-    label = reprint_label(ctx.reprint_number)
+    out.append(txt(bold(copy_label(ctx)), st.center))
+    label = reprint_label(ctx.reprint_number, ctx.printed_on)
     if label:
-        out.append(txt(Run(label, bold=True, color=ALERT), st.center))
+        out.append(txt(Run(label, bold=True, color=None if ctx.styles.mono else ALERT),
+                       st.center))
     return out
 
 
@@ -492,8 +786,10 @@ def roll_footer(ctx: DocContext) -> Story:
     qr = QrImage(ctx.qr, 30 * mm)
     qr.hAlign = "CENTER"
     out: Story = [heading(ctx, "Verificação"), qr, *verification_lines(ctx)]
+    if ctx.cancellation:
+        out.append(Band(cancelled_line(ctx), st.body, mono=st.mono))
     if ctx.demo:
-        out.append(Band(DEMO_BAND, st.body))
+        out.append(Band(DEMO_BAND, st.body, mono=st.mono))
     out.append(Spacer(1, ROLL_MARGIN))
     return out
 
@@ -506,12 +802,13 @@ def verification_lines(ctx: DocContext) -> Story:
         txt(bold(f"Código de verificação: {rec.verification_code}"), st.body),
         txt(f"Verifique em {ctx.url}", st.small),
         txt(f"Registro SHA-256: {fmt.grouped_hex(rec.sha256)}", st.digest),
-        txt(f"Lavrado em {fmt.datetime_br(rec.created_at)} – {rec.display_number}", st.small),
+        txt(f"Lavrado em {fmt.datetime_br(rec.created_at, tz=ctx.tz)} – "
+            f"{rec.display_number}", st.small),
     ]
     if pack:
         lines.append(txt(f"Pacote {fmt.text(pack.get('id'))} versão "
                          f"{fmt.text(pack.get('version'))} – hash "
                          f"{fmt.text(pack.get('hash'))[:16]}", st.small))
-    label = reprint_label(ctx.reprint_number)
-    lines.append(txt(COPY_LABELS[ctx.copy] + (f" – {label}" if label else ""), st.small))
+    label = reprint_label(ctx.reprint_number, ctx.printed_on)
+    lines.append(txt(copy_label(ctx) + (f" – {label}" if label else ""), st.small))
     return lines

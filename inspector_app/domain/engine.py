@@ -18,13 +18,23 @@ Two penalty regimes are table-driven from the pack:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from inspector_app.domain.case import Case, CaseError, HistoryEntry
-from inspector_app.domain.deadlines import BusinessCalendar, add_months, due_date, months_before
+from inspector_app.domain.deadlines import (
+    WINDOW_LAST_DAY_INCLUDED,
+    WINDOW_RULES,
+    BusinessCalendar,
+    add_months,
+    due_date,
+    on_window_boundary,
+    within_window,
+)
 from inspector_app.domain.pack import (
     PENALTY_BY_AUTHORITY,
     PENALTY_CASSACAO_REGISTRO,
@@ -33,6 +43,9 @@ from inspector_app.domain.pack import (
     Parameter,
     Rule,
 )
+
+WINDOW_PARAMETER = "windows.boundary"
+CASE_MONEY_PARAMETERS = ("tariff_brl", "minimum_wage_brl")
 
 CENTS = Decimal("0.01")
 
@@ -113,9 +126,13 @@ class DeadlineOutcome:
     body: str
     basis: str
     assumptions: tuple[Assumption, ...] = ()
+    counted_from: dt.date | None = None
+    calendar_version: str = ""
 
     def as_json(self) -> dict[str, object]:
         return {
+            "counted_from": self.counted_from.isoformat() if self.counted_from else None,
+            "calendar_version": self.calendar_version,
             "kind": self.kind,
             "label": self.label,
             "due": self.due.isoformat() if self.due else None,
@@ -181,14 +198,57 @@ class CassacaoGround:
 
 
 @dataclass(frozen=True)
+class Commutation:
+    """Art. 41 II: the authority may commute the cassação into a fine of 3 × Grupo C."""
+
+    fine_brl: Decimal | None
+    reference: str
+    basis: str
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "fine_brl": None if self.fine_brl is None else f"{money(self.fine_brl)}",
+            "reference": self.reference,
+            "basis": self.basis,
+        }
+
+
+@dataclass(frozen=True)
+class AuthorityFlag:
+    """A matter for the competent authority (never applied by the engine): what triggered
+    it, with the count and the window when a count decided it."""
+
+    id: str
+    title: str
+    detail: str
+    basis: str
+    count: int | None = None
+    window_months: int | None = None
+    presumed: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "detail": self.detail,
+            "basis": self.basis,
+            "count": self.count,
+            "window_months": self.window_months,
+            "presumed": self.presumed,
+        }
+
+
+@dataclass(frozen=True)
 class CassacaoOutcome:
     proposed: bool
     kind: str
     grounds: tuple[CassacaoGround, ...]
     note: str
+    commutation: Commutation | None = None
 
     def as_json(self) -> dict[str, object]:
         return {
+            "commutation": self.commutation.as_json() if self.commutation else None,
             "proposed": self.proposed,
             "kind": self.kind,
             "grounds": [g.id for g in self.grounds],
@@ -235,6 +295,11 @@ class Outcome:
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
     assumptions: tuple[Assumption, ...]
+    flags: tuple[AuthorityFlag, ...] = ()
+    autuado: Mapping[str, object] | None = None
+    historical_reevaluation: str | None = None
+    calendar_version: str = ""
+    window_rule: str = ""
 
     @property
     def total_fine(self) -> Decimal:
@@ -263,6 +328,11 @@ class Outcome:
             "notes": list(self.notes),
             "assumptions": [a.as_json() for a in self.assumptions],
             "presumed_rule_applied": bool(self.assumptions),
+            "flags": [f.as_json() for f in self.flags],
+            "autuado": dict(self.autuado) if self.autuado else None,
+            "historical_reevaluation": self.historical_reevaluation,
+            "calendar_version": self.calendar_version,
+            "window_rule": self.window_rule,
         }
 
 
@@ -282,6 +352,32 @@ class _Context:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     all_assumptions: dict[str, Assumption] = field(default_factory=dict)
+    flags: list[AuthorityFlag] = field(default_factory=list)
+    window_rule: str = WINDOW_LAST_DAY_INCLUDED
+    window_text: str = ""
+
+    def window(
+        self, entries: Iterable[HistoryEntry], months: int, what: str,
+        used: list[Assumption] | None = None,
+    ) -> list[HistoryEntry]:
+        """Entries whose period of ``months`` (date to date, art. 66 §3, boundary as the
+        ``windows.boundary`` parameter says) still covers the fact's date. When an entry
+        sits on the boundary day, the rule decided the outcome and a note says so."""
+        end = self.case.date
+        rule = self.window_rule
+        out = []
+        for h in entries:
+            if within_window(h.date, months, end, rule):
+                out.append(h)
+            if on_window_boundary(h.date, months, end):
+                self.param(WINDOW_PARAMETER, used)
+                inside = "dentro" if rule == WINDOW_LAST_DAY_INCLUDED else "fora"
+                self.notes.append(
+                    f"{what}: o registro de {h.date:%d/%m/%Y} completa {months} meses na data "
+                    f"do fato; pela regra de contagem ({self.window_text}) ficou {inside} "
+                    "do período."
+                )
+        return out
 
     def param(self, name: str, used: list[Assumption] | None = None) -> object:
         """A parameter's value; a case override wins and is not presumed."""
@@ -300,7 +396,8 @@ class _Context:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise CaseError(f"parameters.{name}", f"expected an integer, got {value!r}")
+            raise CaseError(f"parameters.{name}", f"expected an integer, got {value!r}",
+                            code="parameter", pt=f"esperado um número inteiro, recebido {value!r}")
         return value
 
     def warn(self, text: str) -> None:
@@ -311,9 +408,13 @@ class _Context:
 def _rule(ctx: _Context, rule_id: str, where: str) -> Rule:
     rule = ctx.pack.rules.get(rule_id)
     if rule is None:
-        raise CaseError(where, f"unknown rule {rule_id!r} in pack {ctx.pack.id}")
+        raise CaseError(where, f"unknown rule {rule_id!r} in pack {ctx.pack.id}",
+                        code="unknown_rule", pt=f"{rule_id} não existe em {ctx.pack.id}")
     if not rule.selectable:
-        raise CaseError(where, f"rule {rule_id!r} cannot be applied ({rule.status}: {rule.note})")
+        raise CaseError(
+            where, f"rule {rule_id!r} cannot be applied ({rule.status}: {rule.note})",
+            code="not_applicable", pt=f"{rule_id} não pode ser aplicada ({rule.note})",
+        )
     return rule
 
 
@@ -382,7 +483,10 @@ def _collect(ctx: _Context) -> _Collected:
         where = f"checklist.{answer.item_id}"
         item = pack.items.get(answer.item_id)
         if item is None:
-            raise CaseError(where, f"unknown checklist item {answer.item_id!r} in pack {pack.id}")
+            raise CaseError(
+                where, f"unknown checklist item {answer.item_id!r} in pack {pack.id}",
+                code="unknown_key", pt=f" (item inexistente na lista de {pack.id})",
+            )
         answered[item.id] = answer.result
         if answer.result != "fail":
             continue
@@ -393,12 +497,19 @@ def _collect(ctx: _Context) -> _Collected:
                     f"{where}.rules",
                     f"{rid!r} is not a consequence of {item.id} (allowed: "
                     f"{', '.join(item.allowed_rules) or 'none'})",
+                    code="not_applicable",
+                    pt=(
+                        f"{rid} não decorre do item {item.id} (permitidas: "
+                        f"{', '.join(item.allowed_rules) or 'nenhuma'})"
+                    ),
                 )
         for fact in item.requires_facts:
             if case.fact(fact) is not True:
                 raise CaseError(
                     f"facts.{fact}",
                     f"missing legal precondition for {item.id}: {fact} must be true",
+                    code="precondition",
+                    pt=f"o item {item.id} exige que “{fact}” seja verdadeiro",
                 )
         if item.informative and not chosen:
             ctx.notes.append(f"{item.id}: {item.informative}")
@@ -413,6 +524,8 @@ def _collect(ctx: _Context) -> _Collected:
     for i, rid in enumerate(case.infractions):
         out.add(_rule(ctx, rid, f"infractions[{i}]"), "manual")
     _vehicle_checks(ctx, out, answered, night)
+    if pack.alternatives:
+        _resolve_alternatives(ctx, out)
     for proposed in out.infractions.values():
         rule = proposed.rule
         source = f"rule:{rule.id}"
@@ -425,8 +538,65 @@ def _collect(ctx: _Context) -> _Collected:
                     f"facts.{fact}",
                     f"missing legal precondition for {rule.id} ({rule.precondition_basis}): "
                     f"{fact} must be true",
+                    code="precondition",
+                    pt=(
+                        f"a infração {rule.id} exige que “{fact}” seja verdadeiro "
+                        f"({rule.precondition_basis})"
+                    ),
                 )
     return out
+
+
+def _resolve_alternatives(ctx: _Context, out: _Collected) -> None:
+    """One fact, one penalty (G33; Decreto 15.154/1993 art. 32 §2; JF art. 45 §ú, G29).
+
+    A fact is one checklist answer or one vehicle check (its ``source``); an infraction the
+    agent added by hand is a fact of its own. When one fact leads to several rules of a
+    pack alternative, ``specific`` keeps the first (most specific) one and drops the others
+    *for that fact*; ``choose_one`` refuses, asking the agent to choose. A dropped rule that
+    another fact also supports stays, cited for that fact only. Linear in the rules
+    collected (no re-evaluation per alternative).
+    """
+    by_source: dict[str, list[str]] = {}
+    for rid, proposed in out.infractions.items():
+        for source in proposed.sources:
+            if source != "manual":
+                by_source.setdefault(source, []).append(rid)
+    for source, rids in by_source.items():
+        if len(rids) < 2:
+            continue
+        present = set(rids)
+        for alt in ctx.pack.alternatives:
+            hits = [r for r in alt.rules if r in present]
+            if len(hits) < 2:
+                continue
+            where = source.split(":", 1)[1] if ":" in source else source
+            if alt.kind == "choose_one":
+                field_name = (
+                    f"checklist.{where}.rules" if source.startswith("checklist:") else source
+                )
+                raise CaseError(
+                    field_name,
+                    f"{', '.join(hits)} describe the same conduct: choose one ({alt.basis})",
+                    code="not_applicable",
+                    pt=(
+                        f"{', '.join(hits)} descrevem a mesma conduta; escolha um só "
+                        f"enquadramento para o fato ({alt.basis})"
+                    ),
+                )
+            winner = hits[0]
+            for loser in hits[1:]:
+                entry = out.infractions.get(loser)
+                if entry is None or source not in entry.sources:
+                    continue
+                entry.sources.remove(source)
+                present.discard(loser)
+                ctx.notes.append(
+                    f"{where}: um fato, uma penalidade – aplicada só {winner}; {loser} não se "
+                    f"aplica ao mesmo fato ({alt.basis})."
+                )
+    for rid in [r for r, p in out.infractions.items() if not p.sources]:
+        del out.infractions[rid]
 
 
 def _vehicle_checks(
@@ -444,6 +614,15 @@ def _vehicle_checks(
             )
             ctx.warn(
                 f"Verificação '{check.id}' não executada: parâmetro não configurado ({names})."
+            )
+            continue
+        if check.kind in ("max_age_chassis", "max_age_body") and v.age_exception is not None:
+            exc = v.age_exception
+            ctx.notes.append(
+                f"{check.id}: veículo admitido pela Secretaria para linha não central pelo ato "
+                f"nº {exc.act}" + (f" de {exc.issued_on:%d/%m/%Y}" if exc.issued_on else "")
+                + (f" (linha {exc.route})" if exc.route else "")
+                + "; limite de idade não aplicado (Decreto 1.235/1972, art. 33, §2º)."
             )
             continue
         if check.kind in ("max_age_chassis", "max_age_body"):
@@ -468,8 +647,8 @@ def _vehicle_checks(
             months = ctx.int_param(check.parameters[0])
             if v.last_vistoria is not None and months is not None:
                 until = add_months(v.last_vistoria, months)
-                if on > until:
-                    failed = f"vistoria vencida em {until.isoformat()} ({check.basis})"
+                if not ctx.window([_as_entry(v.last_vistoria)], months, "Validade da vistoria"):
+                    failed = f"vistoria vencida em {until:%d/%m/%Y} ({check.basis})"
         elif check.kind == "insurance_valid":
             if v.insurance_valid_until is not None and on > v.insurance_valid_until:
                 failed = f"seguro vencido em {v.insurance_valid_until.isoformat()} ({check.basis})"
@@ -501,24 +680,19 @@ def _vehicle_checks(
 # --- penalties ------------------------------------------------------------------------------
 
 
-def _window(entries: Iterable[HistoryEntry], end: dt.date, months: int) -> list[HistoryEntry]:
-    """Entries dated within ``months`` before ``end``: start < date <= end."""
-    start = months_before(end, months)
-    return [h for h in entries if start < h.date <= end]
-
-
 def _primario(ctx: _Context, rule: Rule, used: list[Assumption]) -> bool:
     policy = ctx.param("primario.policy", used)
     upheld = [h for h in ctx.case.history if h.status == "upheld"]
     if policy == "ever":
         return not upheld
     months = ctx.int_param("primario.window_months", used) or 12
-    recent = _window(upheld, ctx.case.date, months)
+    recent = ctx.window(upheld, months, "Primariedade", used)
     if policy == "same_rule_window":
         return not any(h.rule_id == rule.id for h in recent)
     if policy == "any_infraction_window":
         return not recent
-    raise CaseError("parameters.primario.policy", f"unknown policy {policy!r}")
+    raise CaseError("parameters.primario.policy", f"unknown policy {policy!r}",
+                    code="parameter", pt=f"política desconhecida {policy!r}")
 
 
 def _fine_base(ctx: _Context, group: Group, used: list[Assumption]) -> tuple[Decimal | None, str]:
@@ -627,7 +801,10 @@ def _penalize_df(ctx: _Context, group: Group, result: _Result) -> InfractionOutc
     case, rule, used, basis = ctx.case, result.rule, result.used, result.basis
     months = ctx.int_param("reincidence.window_months", used) or 12
     ctx.param("reincidence.key", used)
-    same = [h for h in _window(case.history, case.date, months) if h.rule_id == rule.id]
+    same = ctx.window(
+        [h for h in case.history if h.rule_id == rule.id], months, f"Reincidência ({rule.id})",
+        used,
+    )
     reincidence = any(h.status == "upheld" for h in same)
     if not reincidence and any(h.status == "pending" for h in same):
         ctx.warn(
@@ -677,7 +854,12 @@ def _penalize_jf(ctx: _Context, group: Group, result: _Result) -> InfractionOutc
     case, rule, used, basis = ctx.case, result.rule, result.used, result.basis
     months = ctx.int_param("reincidence.window_months", used) or 12
     upheld = [h for h in case.history if h.status == "upheld"]
-    n_prior = sum(1 for h in _window(upheld, case.date, months) if h.rule_id == rule.id)
+    n_prior = len(
+        ctx.window(
+            [h for h in upheld if h.rule_id == rule.id], months,
+            f"Reincidência específica ({rule.id})", used,
+        )
+    )
     primario = _primario(ctx, rule, used)
     first_is_warning = ctx.param("penalty.first_is_warning", used) is True
     if group.warning_if_primario and first_is_warning and primario:
@@ -698,7 +880,8 @@ def _penalize_jf(ctx: _Context, group: Group, result: _Result) -> InfractionOutc
     elif progression == "linear":
         factor = Decimal(k + 1)
     else:
-        raise CaseError("parameters.reincidence.progression", f"unknown policy {progression!r}")
+        raise CaseError("parameters.reincidence.progression", f"unknown policy {progression!r}",
+                        code="parameter", pt=f"política desconhecida {progression!r}")
     cap = ctx.param("reincidence.cap_factor", used)
     if cap is not None:
         factor = min(factor, Decimal(str(cap)))
@@ -841,7 +1024,23 @@ def _history_points(ctx: _Context, h: HistoryEntry) -> int:
     return ctx.int_param(group.points_parameter) or 0
 
 
-def _cassacao(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> CassacaoOutcome:
+def _age_replacement_due(ctx: _Context, cal: BusinessCalendar) -> dt.date | None:
+    """Art. 39 III: the last day to replace an over-age vehicle, counted from the replacement
+    notice (calendar days, Lei 9.784 art. 66 §2; moved off a non-business day, §1)."""
+    notified = ctx.case.fact("age_replacement_notified_on")
+    if not isinstance(notified, dt.date):
+        return None
+    days = ctx.int_param("cassacao.age_replacement_days") or 30
+    return due_date(notified, days, "calendar_days", cal)
+
+
+def _age_rules(pack: Pack) -> set[str]:
+    return {r for c in pack.checks if c.kind == "max_age_chassis" for r in c.fail}
+
+
+def _cassacao(
+    ctx: _Context, infractions: tuple[InfractionOutcome, ...], cal: BusinessCalendar
+) -> CassacaoOutcome:
     pack, case = ctx.pack, ctx.case
     note = "Proposta para decisão da autoridade competente; nunca aplicada automaticamente."
     grounds: list[CassacaoGround] = []
@@ -867,7 +1066,7 @@ def _cassacao(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> Cass
             if not isinstance(w, dict):
                 continue
             months, threshold = int(w["months"]), int(w["points"])
-            inside = _window(live, on, months)
+            inside = ctx.window(live, months, f"Pontuação em {months} meses (art. 39, I)")
             upheld_pts = sum(_history_points(ctx, h) for h in inside if h.status == "upheld")
             pending_pts = sum(_history_points(ctx, h) for h in inside if h.status == "pending")
             total = today_points + upheld_pts + pending_pts
@@ -899,24 +1098,132 @@ def _cassacao(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> Cass
                 )
             )
     notified = case.fact("age_replacement_notified_on")
-    age_rules = {r for c in pack.checks if c.kind == "max_age_chassis" for r in c.fail}
-    if isinstance(notified, dt.date) and any(i.rule_id in age_rules for i in infractions):
+    limit = _age_replacement_due(ctx, cal)
+    if (
+        isinstance(notified, dt.date)
+        and limit is not None
+        and any(i.rule_id in _age_rules(pack) for i in infractions)
+        and on > limit
+    ):
         days = ctx.int_param("cassacao.age_replacement_days") or 30
-        limit = notified + dt.timedelta(days=days)
-        if on > limit:
-            grounds.append(
-                CassacaoGround(
-                    "DF15154.39.III",
-                    f"veículo acima da idade-limite não substituído em {days} dias da notificação "
-                    f"de {notified.isoformat()}",
-                    False,
-                    "Decreto 15.154/1993, art. 39, III",
+        grounds.append(
+            CassacaoGround(
+                "DF15154.39.III",
+                f"veículo acima da idade-limite não substituído em {days} dias da notificação "
+                f"de {notified:%d/%m/%Y} (prazo encerrado em {limit:%d/%m/%Y}); não há novo "
+                "prazo de substituição",
+                False,
+                "Decreto 15.154/1993, art. 39, III",
+            )
+        )
+    commutation = _commutation(ctx) if grounds else None
+    return CassacaoOutcome(bool(grounds), "permissao", tuple(grounds), note, commutation)
+
+
+def _commutation(ctx: _Context) -> Commutation | None:
+    """Art. 41 II: the CTPC may propose commuting the cassação into 3 × the Grupo C fine."""
+    name = "cassacao.commutation_factor"
+    if name not in ctx.pack.parameters:
+        return None
+    factor = Decimal(str(ctx.param(name)))
+    group = ctx.pack.groups.get("C")
+    basis = ctx.pack.parameters[name].basis
+    if group is None:
+        return None
+    base, how = _fine_base(ctx, group, [])
+    if base is None:
+        return Commutation(None, f"{plain(factor)} × multa do Grupo C", basis)
+    fine = money(factor * group.fine.factor * base)
+    reference = (
+        f"{plain(factor)} × multa do Grupo C ({plain(group.fine.factor)} × {how}); valor final "
+        "com a maior tarifa vigente no mês do pagamento"
+    )
+    return Commutation(fine, reference, basis)
+
+
+def _flags(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> None:
+    """Matters for the authority: art. 39 IV/V (DF), revocation of the concession (JF)."""
+    pack, case = ctx.pack, ctx.case
+    applied = {i.rule_id for i in infractions}
+    params = pack.parameters
+    if "cassacao.conditions_rules" in params:
+        rules = ctx.param("cassacao.conditions_rules")
+        hits = sorted(applied.intersection(rules if isinstance(rules, list) else []))
+        if hits:
+            ctx.flags.append(
+                AuthorityFlag(
+                    "DF15154.39.IV",
+                    "Possível perda das condições legais ou regulamentares da permissão",
+                    f"infrações que indicam falta de condição exigida para operar: "
+                    f"{', '.join(hits)}",
+                    "Decreto 15.154/1993, art. 39, IV",
+                    count=len(hits),
+                    presumed=params["cassacao.conditions_rules"].assumption,
                 )
             )
-    return CassacaoOutcome(bool(grounds), "permissao", tuple(grounds), note)
+    if "cassacao.systematic_count" in params:
+        needed = ctx.int_param("cassacao.systematic_count") or 0
+        months = ctx.int_param("cassacao.systematic_window_months") or 12
+        groups = ctx.param("cassacao.systematic_groups")
+        serious = set(groups) if isinstance(groups, list) else {"B", "C"}
+        today = [i for i in infractions if i.group in serious]
+        live = [
+            h for h in case.history
+            if h.status != "cancelled"
+            and (rule := pack.rules.get(h.rule_id)) is not None
+            and rule.group in serious
+        ]
+        before = ctx.window(live, months, "Infrações sistemáticas (art. 39, V)")
+        total = len(today) + len(before)
+        if today and needed and total >= needed:
+            ctx.flags.append(
+                AuthorityFlag(
+                    "DF15154.39.V",
+                    "Infrações sistemáticas dos Grupos B/C que comprometem o serviço",
+                    f"{total} infrações dos grupos {'/'.join(sorted(serious))} em {months} "
+                    f"meses (hoje {len(today)}; antes {len(before)}; referência {needed})",
+                    "Decreto 15.154/1993, art. 39, V",
+                    count=total,
+                    window_months=months,
+                    presumed=params["cassacao.systematic_count"].assumption,
+                )
+            )
+    if "revocation.rules" in params:
+        table = ctx.param("revocation.rules")
+        if isinstance(table, dict):
+            for rid in sorted(applied):
+                why = table.get(rid)
+                if isinstance(why, str):
+                    ctx.flags.append(
+                        AuthorityFlag(
+                            "JF1235.45.c",
+                            "Possível revogação da concessão (inquérito administrativo)",
+                            f"{rid}: {why}",
+                            "Decreto 1.235/1972, arts. 45, c, 52 e 23",
+                        )
+                    )
+    notified = case.fact("irregularity_notified_on")
+    if isinstance(notified, dt.date) and "revocation.persistence_days" in params:
+        days = ctx.int_param("revocation.persistence_days") or 10
+        elapsed = (case.date - notified).days
+        if elapsed > days and infractions:
+            ctx.flags.append(
+                AuthorityFlag(
+                    "JF1235.23.p1",
+                    "Instauração de inquérito administrativo para revogação da concessão",
+                    f"irregularidade notificada em {notified:%d/%m/%Y} persiste há {elapsed} "
+                    f"dias consecutivos (mais de {days})",
+                    "Decreto 1.235/1972, art. 23, §1º",
+                    count=elapsed,
+                )
+            )
 
 
 # --- vistoria and deadlines -----------------------------------------------------------------
+
+
+def _as_entry(day: dt.date) -> HistoryEntry:
+    return HistoryEntry(rule_id="", date=day, status="upheld")
 
 
 def _vistoria(ctx: _Context) -> VistoriaOutcome:
@@ -927,11 +1234,17 @@ def _vistoria(ctx: _Context) -> VistoriaOutcome:
     if last is None or months is None:
         return VistoriaOutcome(last, months, None, None, basis)
     until = add_months(last, months)
-    return VistoriaOutcome(last, months, until, ctx.case.date <= until, basis)
+    valid = bool(ctx.window([_as_entry(last)], months, "Validade da vistoria"))
+    included = ctx.window_rule == WINDOW_LAST_DAY_INCLUDED
+    shown = until if included else until - dt.timedelta(days=1)
+    return VistoriaOutcome(last, months, shown, valid, basis)
 
 
 def _deadlines(
-    ctx: _Context, infractions: tuple[InfractionOutcome, ...], cal: BusinessCalendar
+    ctx: _Context,
+    infractions: tuple[InfractionOutcome, ...],
+    cal: BusinessCalendar,
+    cassacao: CassacaoOutcome,
 ) -> tuple[tuple[DeadlineOutcome, ...], tuple[DeadlineOutcome, ...]]:
     if not infractions:
         return (), ()
@@ -947,35 +1260,210 @@ def _deadlines(
             value = ctx.param(d.parameter, used)
             if isinstance(value, str) and value in ("business_days", "calendar_days", "months"):
                 unit = value
+        start: dt.date | None = ctx.case.date
+        basis = d.basis
+        if d.kind == "substituicao_veiculo":
+            # Art. 39 III: once the 30 days from the replacement notice have run, the
+            # outcome proposes cassação and states no new deadline; before, the deadline
+            # runs from the notice, not from this inspection.
+            if any(g.id == "DF15154.39.III" for g in cassacao.grounds):
+                continue
+            notified = ctx.case.fact("age_replacement_notified_on")
+            if isinstance(notified, dt.date):
+                start = notified
+                basis = f"{basis}; contado da notificação de {notified:%d/%m/%Y}"
         if d.trigger == "ciencia_auto":
-            due: dt.date | None = due_date(ctx.case.date, d.days, unit, cal)
+            assert start is not None
+            due: dt.date | None = due_date(start, d.days, unit, cal)
             target = now
         else:
-            due, target = None, later
+            due, target, start = None, later, None
         target.append(
             DeadlineOutcome(
-                d.kind, d.label, due, d.days, unit, d.trigger, d.body, d.basis, tuple(used)
+                d.kind, d.label, due, d.days, unit, d.trigger, d.body, basis, tuple(used),
+                counted_from=start, calendar_version=cal.version,
             )
         )
     return tuple(now), tuple(later)
 
 
-def evaluate(pack: Pack, case: Case, cal: BusinessCalendar) -> Outcome:
-    """Apply ``pack`` to ``case``. Raises :class:`CaseError` for input the law cannot take."""
-    if case.pack_id != pack.id:
-        raise CaseError("pack", f"case is for {case.pack_id!r}, pack is {pack.id!r}")
+def _check_parameters(pack: Pack, case: Case) -> None:
+    """Strict input: a case may override only parameters the pack has."""
+    known = (*pack.parameters, *CASE_MONEY_PARAMETERS)
+    for name in case.parameters:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        raise CaseError(
+            f"parameters.{name}",
+            f"unknown parameter in pack {pack.id}"
+            + (f"; did you mean {close[0]!r}?" if close else ""),
+            code="unknown_key",
+            pt=f" (quis dizer “{close[0]}”?)" if close else "",
+        )
+
+
+def _in_force(ctx: _Context) -> None:
+    pack, case = ctx.pack, ctx.case
     if case.date < pack.meta.effective_from:
         raise CaseError(
             "occurred_at",
             f"{case.date.isoformat()} is before pack {pack.id} is in force "
             f"({pack.meta.effective_from.isoformat()})",
+            code="not_in_force",
+            pt=(
+                f"fato de {case.date:%d/%m/%Y}, anterior à vigência do regulamento "
+                f"({pack.meta.effective_from:%d/%m/%Y})"
+            ),
         )
-    for i, h in enumerate(case.history):
-        if h.rule_id not in pack.rules:
+    until = pack.meta.effective_until
+    if until is not None and case.date > until:
+        if case.historical_reevaluation is None:
             raise CaseError(
-                f"history[{i}].rule_id", f"unknown rule {h.rule_id!r} in pack {pack.id}"
+                "occurred_at",
+                f"{case.date.isoformat()} is after pack {pack.id} was revoked "
+                f"({until.isoformat()}); set historical_reevaluation to re-evaluate",
+                code="not_in_force",
+                pt=(
+                    f"fato de {case.date:%d/%m/%Y}, posterior à revogação do regulamento "
+                    f"(vigente até {until:%d/%m/%Y}); só como reavaliação histórica"
+                ),
             )
+        why = f" Motivo: {case.historical_reevaluation}." if case.historical_reevaluation else ""
+        ctx.warn(
+            f"Reavaliação histórica: o {pack.meta.title} vigorou até {until:%d/%m/%Y} "
+            f"({pack.meta.effective_until_basis}); o fato de {case.date:%d/%m/%Y} é posterior e "
+            f"este resultado não tem efeito de autuação.{why}"
+        )
+
+
+def _autuado(ctx: _Context) -> dict[str, object] | None:
+    """Who the auto is against. JF: always the company (arts. 45 and 50 §1). DF STPA: a
+    natural person (Lei 194/1991 art. 2: no legal persons). STPCR: an autonomous
+    professional or a MEI/ME/EPP (Decreto 45.620/2024)."""
+    pack, case = ctx.pack, ctx.case
+    a = case.autuado
+    regime = pack.meta.penalty_regime
+    if regime == "JF1235":
+        if a is not None and a.kind != "empresa":
+            raise CaseError(
+                "autuado.kind",
+                "in Juiz de Fora the autuado is always the company (Decreto 1.235/1972, "
+                "arts. 45 and 50 §1)",
+                code="choice",
+                pt=(
+                    "em Juiz de Fora o autuado é sempre a empresa (Decreto 1.235/1972, arts. 45 "
+                    "e 50, §1º); registre o preposto como envolvido"
+                ),
+            )
+        basis = "Decreto 1.235/1972, arts. 45 e 50, §1º (o autuado é sempre a empresa)"
+        if a is None:
+            return {"kind": "empresa", "name": "", "cnpj": None, "basis": basis}
+    elif pack.id == "DF_STPA" and a is not None and a.kind != "permissionario":
+        raise CaseError(
+            "autuado.kind",
+            "STPA permissions are for natural persons only (Lei 194/1991, art. 2)",
+            code="choice",
+            pt="no STPA a permissão é só de pessoa física (Lei 194/1991, art. 2º): informe o CPF",
+        )
+    else:
+        basis = (
+            "Lei 194/1991, art. 2º (permissionário pessoa física)"
+            if pack.id == "DF_STPA"
+            else "Decreto 15.154/1993, art. 32 (o permissionário responde por seus prepostos); "
+            "Decreto 45.620/2024, art. 3º (profissional autônomo ou MEI/ME/EPP)"
+        )
+        if a is None:
+            return None
+    return {
+        "kind": a.kind,
+        "name": a.name,
+        "cpf": a.cpf,
+        "cnpj": a.cnpj,
+        "permit": a.permit,
+        "basis": basis,
+    }
+
+
+def _usable_history(ctx: _Context) -> None:
+    """A registry row naming a rule the pack does not know is warned and left out; the
+    rest of the history still counts (one bad row must not block every evaluation)."""
+    case, pack = ctx.case, ctx.pack
+    kept = []
+    for i, h in enumerate(case.history):
+        if h.rule_id in pack.rules:
+            kept.append(h)
+            continue
+        ctx.warn(
+            f"Histórico: o registro {i + 1} ({h.rule_id}, {h.date:%d/%m/%Y}"
+            + (f", auto {h.auto}" if h.auto else "")
+            + f") cita infração que não existe no regulamento {pack.id}; foi desconsiderado "
+            "na reincidência e na pontuação. Peça à sede a correção do cadastro."
+        )
+    if len(kept) != len(case.history):
+        ctx.case = dataclasses.replace(case, history=tuple(kept))
+
+
+def _window_rule(ctx: _Context) -> None:
+    if WINDOW_PARAMETER not in ctx.pack.parameters:
+        return
+    rule = ctx.case.parameters.get(WINDOW_PARAMETER, ctx.pack.parameters[WINDOW_PARAMETER].value)
+    if rule not in WINDOW_RULES:
+        raise CaseError(
+            f"parameters.{WINDOW_PARAMETER}",
+            f"must be one of {', '.join(WINDOW_RULES)}; got {rule!r}",
+            code="parameter",
+            pt="regra de contagem desconhecida",
+        )
+    ctx.window_rule = str(rule)
+    ctx.window_text = (
+        "de data a data, Lei 9.784/1999, art. 66, §3º; o último dia do período é incluído"
+        if rule == WINDOW_LAST_DAY_INCLUDED
+        else "de data a data, Lei 9.784/1999, art. 66, §3º; o último dia do período é excluído"
+    )
+
+
+def _driver_identification(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> None:
+    name = "auto.requires_driver_identification"
+    if not infractions or name not in ctx.pack.parameters or ctx.param(name) is not True:
+        return
+    d = ctx.case.driver
+    if not (d.cpf or d.cnh) or not d.name:
+        ctx.warn(
+            "O auto deve identificar o condutor (nome e CPF ou CNH) e colher sua assinatura "
+            "(Lei 194/1991, art. 18, §6º); a recusa em assinar não invalida o auto (§7º)."
+        )
+
+
+def _age_exception(ctx: _Context) -> None:
+    exc = ctx.case.vehicle.age_exception
+    if exc is None:
+        return
+    if "vehicle.age_exception_allowed" not in ctx.pack.parameters:
+        raise CaseError(
+            "vehicle.age_exception",
+            f"pack {ctx.pack.id} has no age exception by act (only JF Decreto 1.235/1972, "
+            "art. 33 §2)",
+            code="not_applicable",
+            pt="este regulamento não prevê exceção de idade por ato da Secretaria",
+        )
+
+
+def evaluate(pack: Pack, case: Case, cal: BusinessCalendar) -> Outcome:
+    """Apply ``pack`` to ``case``. Raises :class:`CaseError` for input the law cannot take."""
+    if case.pack_id != pack.id:
+        raise CaseError(
+            "pack", f"case is for {case.pack_id!r}, pack is {pack.id!r}", code="pack",
+            pt=f"o caso é do regulamento {case.pack_id}, não de {pack.id}",
+        )
+    _check_parameters(pack, case)
     ctx = _Context(pack, case)
+    _in_force(ctx)
+    _usable_history(ctx)
+    _window_rule(ctx)
+    _age_exception(ctx)
+    autuado = _autuado(ctx)
+    case = ctx.case
     if pack.meta.status == "historical":
         ctx.warn(
             f"Pacote {pack.id} é histórico (norma revogada): uso para treinamento/demonstração."
@@ -992,9 +1480,25 @@ def evaluate(pack: Pack, case: Case, cal: BusinessCalendar) -> Outcome:
     infractions = tuple(_penalize(ctx, p) for p in collected.infractions.values())
     retention = _retention(ctx, collected)
     withdrawal = _withdrawal(ctx, collected)
-    cassacao = _cassacao(ctx, infractions)
+    cassacao = _cassacao(ctx, infractions, cal)
     vistoria = _vistoria(ctx)
-    now, later = _deadlines(ctx, infractions, cal)
+    now, later = _deadlines(ctx, infractions, cal, cassacao)
+    _flags(ctx, infractions)
+    _driver_identification(ctx, infractions)
+    # Surfaced on the existing paths (screens and documents print the notes).
+    for f in ctx.flags:
+        ctx.notes.append(
+            f"Para a autoridade – {f.title} ({f.basis}): {f.detail}"
+            + (" [regra presumida]" if f.presumed else "")
+            + "."
+        )
+    if cassacao.commutation is not None:
+        c = cassacao.commutation
+        amount = format_brl(c.fine_brl) if c.fine_brl is not None else "valor a apurar"
+        ctx.notes.append(
+            f"Alternativa à cassação: a autoridade pode comutá-la em multa de {amount} "
+            f"({c.reference}; {c.basis})."
+        )
     if "release.requires_payment" in pack.parameters and retention.required:
         ctx.param("release.requires_payment")
     return Outcome(
@@ -1013,6 +1517,11 @@ def evaluate(pack: Pack, case: Case, cal: BusinessCalendar) -> Outcome:
         warnings=tuple(ctx.warnings),
         notes=tuple(dict.fromkeys(ctx.notes)),
         assumptions=tuple(ctx.all_assumptions.values()),
+        flags=tuple(ctx.flags),
+        autuado=autuado,
+        historical_reevaluation=case.historical_reevaluation,
+        calendar_version=cal.version,
+        window_rule=ctx.window_text,
     )
 
 

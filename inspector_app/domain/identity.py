@@ -294,7 +294,7 @@ def normalize_cpf(text: str) -> str:
         raise IdentityError(
             "cpf",
             "check_digit",
-            f"CPF inválido: dígito verificador não confere (esperado {expected}).",
+            "CPF inválido: dígito verificador não confere. Confira o número no documento.",
         )
     return cpf
 
@@ -368,7 +368,7 @@ def normalize_cnpj(text: str) -> str:
         raise IdentityError(
             "cnpj",
             "check_digit",
-            f"CNPJ inválido: dígito verificador não confere (esperado {expected}).",
+            "CNPJ inválido: dígito verificador não confere. Confira o número no documento.",
         )
     return cnpj
 
@@ -460,7 +460,7 @@ def check_cnh(text: str) -> CnhCheck:
         return CnhCheck(
             number,
             False,
-            f"CNH suspeita: dígito verificador não confere (esperado {expected}). Confira o "
+            "CNH suspeita: dígito verificador não confere. Confira o "
             "documento; para aceitar mesmo assim, registre o motivo.",
         )
     return CnhCheck(number, True, None)
@@ -522,7 +522,7 @@ def normalize_renavam(text: str) -> str:
         raise IdentityError(
             "renavam",
             "check_digit",
-            f"RENAVAM inválido: dígito verificador não confere (esperado {expected}).",
+            "RENAVAM inválido: dígito verificador não confere. Confira o número no CRLV.",
         )
     return renavam
 

@@ -67,6 +67,14 @@ class PackMeta:
     analogy: bool
     notes: tuple[str, ...] = ()
     legal_basis: tuple[LegalBasis, ...] = ()
+    # Last day the norm was in force (a revoked pack); facts after it are refused unless
+    # the case is a historical re-evaluation. ``effective_until_basis`` says why this day.
+    effective_until: dt.date | None = None
+    effective_until_basis: str = ""
+    timezone: str = "America/Sao_Paulo"  # the órgão's legal time: every printed time
+    # Where the autuado files a defence (printed with the deadlines): body, address,
+    # protocol, online, hours; a device setting may override it (store.device_context).
+    filing: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,22 @@ class Rule:
     analogy: bool = False
     parameters: tuple[str, ...] = ()
     seed_label: str = ""
+    note: str = ""
+
+
+ALTERNATIVE_KINDS = ("specific", "choose_one")
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Rules that describe one conduct (G33, Decreto 15.154/1993 art. 32 §2: penalties
+    cumulate only for *distinct* irregularities). ``specific``: the first rule is the more
+    specific one and wins when one fact leads to several of them; ``choose_one``: the agent
+    must pick one (JF G29), the engine refuses both for one fact."""
+
+    rules: tuple[str, ...]
+    kind: str
+    basis: str
     note: str = ""
 
 
@@ -151,6 +175,7 @@ class ChecklistItem:
     ctb_overlay: str = ""
     informative: str = ""
     note: str = ""
+    value_label: str = ""  # count/date items: what the value is ("Fim da vigência da apólice")
 
     @property
     def allowed_rules(self) -> tuple[str, ...]:
@@ -178,6 +203,7 @@ class Parameter:
     gap: str = ""
     note: str = ""
     basis: str = ""
+    printed: str = ""  # the presumed rule as one sentence of legal Portuguese (documents)
 
 
 @dataclass(frozen=True)
@@ -187,6 +213,7 @@ class DatedValue:
     assumption: bool = False
     note: str = ""
     basis: str = ""
+    printed: str = ""
 
 
 @dataclass(frozen=True)
@@ -221,12 +248,30 @@ class ExtraHoliday:
         )
 
 
+EXCEPTION_KINDS = ("closed", "early_close", "late_open")
+
+
+@dataclass(frozen=True)
+class CalendarException:
+    """A dated day decreed for one year (ponto facultativo, expediente reduzido): ``closed``
+    (no public business), ``early_close`` (counts as a business day; a due date on it moves
+    on, Lei 9.784/1999 art. 66 §1) or ``late_open`` (counts; a due date may end on it).
+    ``decree`` cites the act (GDF or Juiz de Fora decree)."""
+
+    date: dt.date
+    kind: str
+    name: str
+    decree: str = ""
+    source: str = "pack"
+
+
 @dataclass(frozen=True)
 class CalendarSpec:
     country: str
     subdivision: str
     include_optional_parameter: str | None
     extra_holidays: tuple[ExtraHoliday, ...] = ()
+    exceptions: tuple[CalendarException, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -242,6 +287,7 @@ class Pack:
     tables: Mapping[str, tuple[DatedValue, ...]]
     deadlines: tuple[Deadline, ...]
     calendar: CalendarSpec
+    alternatives: tuple[Alternative, ...] = ()
     content_hash: str = ""
     source_files: tuple[str, ...] = field(default_factory=tuple)
 

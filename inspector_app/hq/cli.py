@@ -8,6 +8,7 @@ refused (bad arguments, database not initialised, operation not allowed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ def _settings(args: argparse.Namespace) -> Settings:
             blob_dir=Path(args.blob_dir) if getattr(args, "blob_dir", None) else None,
         )
     except ValueError as exc:
-        raise CommandError(str(exc)) from None
+        raise CommandError(f"configuração inválida: {exc}") from None
 
 
 def _engine(args: argparse.Namespace, *, migrated: bool = True) -> Engine:
@@ -71,6 +72,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from inspector_app.hq.core.limits import server_options
     from inspector_app.hq.logs import configure_serve_logging
     from inspector_app.hq.main import LOG_LEVEL_ENV, create_app
 
@@ -84,9 +86,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CommandError(f"arquivos: {exc}") from None
         config = uvicorn.Config(app, host=args.host, port=args.port,
-                                log_level=args.log_level, server_header=False)
+                                log_level=args.log_level, **server_options(settings))
         configure_serve_logging(args.log_level)
-        uvicorn.Server(config).run()
+        # uvicorn shuts down cleanly on Ctrl+C / SIGINT, then re-raises the signal: the
+        # administrator gets the shutdown lines, not a traceback.
+        with contextlib.suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run()
         return EXIT_OK
     try:
         open_blob_store(settings).check()
@@ -97,9 +102,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     os.environ.update({"DATABASE_URL": settings.database_url,
                        "HQ_BLOB_DIR": str(settings.blob_dir), LOG_LEVEL_ENV: args.log_level})
     configure_serve_logging(args.log_level)
-    uvicorn.run("inspector_app.hq.main:create_app_from_env", factory=True,
-                workers=args.workers, host=args.host, port=args.port,
-                log_level=args.log_level, server_header=False)
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.run("inspector_app.hq.main:create_app_from_env", factory=True,
+                    workers=args.workers, host=args.host, port=args.port,
+                    log_level=args.log_level, **server_options(settings, by_name=True))
     return EXIT_OK
 
 

@@ -1,9 +1,12 @@
 """Devices: one-time enrolment codes, enrolment, bearer-token lookup, revocation.
 
 Enrolment pins the device's Ed25519 public key, gives it a token (HQ keeps only the
-token's SHA-256) and its first number range. A code is single-use and expires; a retry with
-the same code *and the same public key* (the device never got the first answer) is not a
-second use: it returns the same device and range with a fresh token.
+token's SHA-256) and its first number range. A code is single-use, forever, and expires: a
+used code never issues a token again, not even with the same public key (that key is in the
+certificate of every signed PDF, so anyone could replay it and log the real device out;
+issue 14, finding 8). A device whose enrolment answer was lost asks for a new code: a new
+code with the key of an enrolled device that never came back to HQ (no request since) revokes
+that orphan and enrols the device afresh.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, insert, select, update
+from sqlalchemy import Engine, Row, insert, select, update
 
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.core.security import (
@@ -24,7 +27,7 @@ from inspector_app.hq.core.security import (
     new_token,
     normalize_code,
 )
-from inspector_app.hq.numbering import allocate_next, device_ranges
+from inspector_app.hq.numbering import allocate_next
 from inspector_app.hq.tables import devices, enrolment_codes
 from inspector_app.security.keys import device_key_id_of
 from inspector_app.sync.protocol import SERIES_PATTERN, EnrolRequest, EnrolResponse
@@ -117,12 +120,18 @@ def enrol(engine: Engine, request: EnrolRequest, *, address: str | None = None) 
         if code.expires_at <= now:
             raise EnrolError(400, "Código de cadastro expirado: peça um novo à sede.")
         if code.used_at is not None:
-            return _retry(conn, code.device_id, request, token)
+            raise EnrolError(400, "Código de cadastro já utilizado: peça um novo código à sede.")
         active = conn.execute(
-            select(devices.c.id).where(
+            select(devices.c.id, devices.c.last_seen_at).where(
                 devices.c.public_key == request.public_key, devices.c.revoked_at.is_(None)
             )
         ).first()
+        if active is not None and active.last_seen_at is None:
+            # Enrolled, but the device never got the answer (it never came back): revoke
+            # the orphan; its range stays accounted as unused.
+            conn.execute(update(devices).where(devices.c.id == active.id)
+                         .values(revoked_at=now))
+            active = None
         if active is not None:
             raise EnrolError(
                 409, f"Este dispositivo já está cadastrado na sede (id {active.id}).",
@@ -148,17 +157,13 @@ def enrol(engine: Engine, request: EnrolRequest, *, address: str | None = None) 
     return EnrolResponse(device_id=device_id, token=token, number_range=allocated.body)
 
 
-def _retry(
-    conn: Connection, device_id: str | None, request: EnrolRequest, token: str
-) -> EnrolResponse:
-    row = conn.execute(select(devices).where(devices.c.id == device_id)).first()
-    if row is None or row.public_key != request.public_key or row.revoked_at is not None:
-        raise EnrolError(400, "Código de cadastro já utilizado.")
-    conn.execute(
-        update(devices).where(devices.c.id == row.id).values(token_hash=hash_secret(token))
-    )
-    first = device_ranges(conn, row.id)[0]
-    return EnrolResponse(device_id=row.id, token=token, number_range=first.body)
+def mark_seen(engine: Engine, device_id: str) -> None:
+    """Note that ``device_id`` used its token (its first pull): from then on a new
+    enrolment code with its key no longer replaces it."""
+    with engine.begin() as conn:
+        conn.execute(update(devices).where(devices.c.id == device_id,
+                                           devices.c.last_seen_at.is_(None))
+                     .values(last_seen_at=utc_now()))
 
 
 def device_for_token(engine: Engine, token: str) -> Device | None:

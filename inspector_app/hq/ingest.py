@@ -8,9 +8,15 @@ Checks, in order (the first that fails decides the answer):
 3. the signature verifies with the public key pinned at enrolment, over the payload bytes;
 4. ``id``, ``kind``, ``series``, ``number`` and ``created_at`` equal the envelope's, and
    its verification code is the one derived from the id;
+4b. the envelope fits the schema of its kind (``sync/record_schema.py``: shape, bounds,
+   dates against HQ's clock, required fields), so nothing HQ derives from it (history,
+   standing, duplicate flags, the pull log) can hold a value a device cannot store;
 5. a record with the same id already held: same hash → ``duplicate`` (a success), other
    hash → ``conflict``;
 6. the number lies in a range assigned to this device and no other record carries it;
+6b. a ``cancelamento`` refers to a record of this same device (held at HQ or earlier in
+   the batch) that is not itself a cancelamento or voided number, and names a supervisor
+   whose role HQ's registry confirms (``inspectors`` reference table);
 7. every blob the record names (its list and the photos/signatures in the payload) is here,
    else ``missing_blobs`` with the list.
 
@@ -26,9 +32,11 @@ the loser becomes a duplicate (or conflict) instead of an error.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, insert, or_, select, update
@@ -38,6 +46,7 @@ from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.devices import Device
 from inspector_app.hq.numbering import AllocatedRange, device_ranges
+from inspector_app.hq.reference import live_rows
 from inspector_app.hq.standing import lock_holders_of, on_accepted, on_accepted_batch
 from inspector_app.hq.tables import devices, receipts, record_blobs, records
 from inspector_app.security.records import canonical_json, sha256_hex, verify_record
@@ -57,6 +66,12 @@ from inspector_app.sync.protocol import (
     blobs_of_envelope,
     display_number,
     verification_code_for,
+)
+from inspector_app.sync.record_schema import (
+    REJECT_REFERENCE,
+    RecordInvalid,
+    check_record,
+    check_shape,
 )
 
 ENVELOPE_VERSIONS = frozenset({1})
@@ -89,8 +104,15 @@ def _envelope(record: PushRecord) -> tuple[bytes, dict[str, Any]]:
         envelope = json.loads(raw)
     except ValueError:
         raise _reject(REJECT_INVALID_PAYLOAD, "payload is not JSON") from None
+    except RecursionError:
+        raise _reject(REJECT_INVALID_PAYLOAD, "payload nested too deeply") from None
     if not isinstance(envelope, dict):
         raise _reject(REJECT_INVALID_PAYLOAD, "payload is not a JSON object")
+    try:
+        # Depth, text and number bounds first: canonical_json walks the value recursively.
+        check_shape(envelope)
+    except RecordInvalid as exc:
+        raise _reject(exc.code, exc.text) from None
     try:
         canonical = canonical_json(envelope)
     except TypeError as exc:
@@ -125,6 +147,10 @@ def _check_envelope(record: PushRecord, raw: bytes, envelope: Mapping[str, Any],
     refers_to = envelope.get("refers_to")
     if refers_to is not None and not _is_uuid(refers_to):
         raise _reject(REJECT_ENVELOPE_MISMATCH, "refers_to is not a record id")
+    try:
+        check_record(envelope, now=dt.datetime.now(dt.UTC))
+    except RecordInvalid as exc:
+        raise _reject(exc.code, exc.text) from None
 
 
 def _held_and_taken(conn: Connection, candidates: Sequence[PushRecord]
@@ -153,6 +179,62 @@ def _check_held_and_number(conn: Connection, record: PushRecord, device: Device,
     _answer_from_numbers(record, ranges, taken)
 
 
+@dataclass
+class _References:
+    """What check 6b reads for a batch's cancelamentos: the records they cancel (id →
+    device, kind), those already cancelled, and the supervisors' matrículas."""
+
+    targets: dict[str, tuple[str, str]] = field(default_factory=dict)
+    cancelled: set[str] = field(default_factory=set)
+    supervisors: set[str] = field(default_factory=set)
+
+    def accept(self, record: PushRecord, envelope: Mapping[str, Any], device: Device) -> None:
+        """A record accepted earlier in the batch counts for the ones after it."""
+        self.targets[record.id] = (device.id, record.kind)
+        if record.kind == "cancelamento":
+            self.cancelled.add(str(envelope["refers_to"]))
+
+
+def _references(conn: Connection, envelopes: Sequence[Mapping[str, Any]]) -> _References:
+    wanted = {str(e["refers_to"]) for e in envelopes
+              if e.get("kind") == "cancelamento" and isinstance(e.get("refers_to"), str)}
+    if not wanted:
+        return _References()
+    refs = _References()
+    for row in conn.execute(select(records.c.id, records.c.device_id, records.c.kind)
+                            .where(records.c.id.in_(wanted))):
+        refs.targets[row.id] = (row.device_id, row.kind)
+    refs.cancelled = set(conn.execute(
+        select(records.c.refers_to).where(records.c.kind == "cancelamento",
+                                          records.c.refers_to.in_(wanted))).scalars())
+    refs.supervisors = {str(row.get("matricula")) for row in live_rows(conn, "inspectors")
+                        if row.get("role") == "supervisor"}
+    return refs
+
+
+def _answer_from_references(envelope: Mapping[str, Any], device: Device,
+                            refs: _References) -> None:
+    """Check 6b: a cancelamento cancels a record of this device, once, by a supervisor."""
+    if envelope.get("kind") != "cancelamento":
+        return
+    target_id = str(envelope["refers_to"])
+    target = refs.targets.get(target_id)
+    if target is None:
+        raise _reject(REJECT_REFERENCE, f"o registro cancelado {target_id} não está na sede "
+                      "(envie-o antes do cancelamento)")
+    if target[0] != device.id:
+        raise _reject(REJECT_REFERENCE, f"o registro cancelado {target_id} pertence a outro "
+                      "dispositivo: só o dispositivo que o emitiu pode cancelá-lo")
+    if target[1] in ("cancelamento", "numero_anulado"):
+        raise _reject(REJECT_REFERENCE, f"um registro {target[1]} não pode ser cancelado")
+    if target_id in refs.cancelled:
+        raise _reject(REJECT_REFERENCE, f"o registro {target_id} já foi cancelado")
+    matricula = str(envelope["body"]["supervisor"]["matricula"])
+    if matricula not in refs.supervisors:
+        raise _reject(REJECT_REFERENCE, f"a matrícula {matricula[:40]} não consta como "
+                      "supervisor no cadastro da sede")
+
+
 def _record_row(record: PushRecord, envelope: Mapping[str, Any], device: Device,
                 now: str) -> dict[str, Any]:
     occurred_on = _short_text(envelope.get("occurred_on"), 64)
@@ -175,6 +257,7 @@ def _one(conn: Connection, record: PushRecord, check: _Checked, device: Device,
     _, envelope = check
     try:
         _check_held_and_number(conn, record, device, ranges)
+        _answer_from_references(envelope, device, _references(conn, [envelope]))
         needed = _needed_blobs(record, envelope, blobs)
         try:
             with conn.begin_nested():
@@ -269,6 +352,7 @@ def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecor
     earlier in the batch counts as held for the ones after it."""
     candidates = [r for r, c in zip(batch, checked, strict=True) if not isinstance(c, PushResult)]
     held, taken = _held_and_taken(conn, candidates)
+    refs = _references(conn, [c[1] for c in checked if not isinstance(c, PushResult)])
     results: list[PushResult] = []
     accepted: list[tuple[PushRecord, dict[str, Any], list[str]]] = []
     for record, check in zip(batch, checked, strict=True):
@@ -279,11 +363,13 @@ def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecor
         try:
             _answer_from_held(record, device, held.get(record.id))
             _answer_from_numbers(record, ranges, taken)
+            _answer_from_references(envelope, device, refs)
             needed = _needed_blobs(record, envelope, blobs)
         except _Answer as answer:
             results.append(_answer(record, answer))
             continue
         held[record.id] = (record.sha256, device.id)
+        refs.accept(record, envelope, device)
         if record.series is not None and record.number is not None:
             taken[(record.series, record.number)] = record.id
         accepted.append((record, envelope, needed))

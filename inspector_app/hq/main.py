@@ -6,12 +6,16 @@ start, so two servers never race to change the schema.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
 import os
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from inspector_app import __version__
@@ -20,8 +24,11 @@ from inspector_app.hq.api.main import api_router, page_router
 from inspector_app.hq.blobs import open_blob_store
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine
-from inspector_app.hq.core.security import FailureLimiter
-from inspector_app.sync.protocol import API_PREFIX
+from inspector_app.hq.core.limits import DatabaseUnavailable, RequestGuard
+from inspector_app.hq.devices import Device, device_for_token
+from inspector_app.hq.ratelimit import ENROL_FAILURES, VERIFY, RateLimiter
+from inspector_app.hq.verification import render_page
+from inspector_app.sync.protocol import API_PREFIX, VerifyResult
 
 log = logging.getLogger("inspector_app.hq")
 LOG_LEVEL_ENV = "INSPECTOR_HQ_LOG_LEVEL"
@@ -36,21 +43,47 @@ def create_app(settings: Settings) -> FastAPI:
         version=__version__,
         description="Sede: cadastro de dispositivos, recebimento de autos (push), dados de "
         "referência (pull), arquivos por SHA-256 e verificação pública de autos.",
-        openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        # Off unless HQ_API_DOCS=1: the Swagger page loads its scripts from a CDN, and the
+        # API's map is nobody's business outside (docs/HQ.md documents the API).
+        openapi_url=f"{API_PREFIX}/openapi.json" if settings.api_docs else None,
+        docs_url=f"{API_PREFIX}/docs" if settings.api_docs else None,
         redoc_url=None,
     )
     app.state.hq = HQState(
         settings=settings,
         engine=engine,
         blobs=blobs,
-        enrol_limiter=FailureLimiter(settings.enrol_failures_per_minute),
+        enrol_limiter=RateLimiter(engine, ENROL_FAILURES, settings.enrol_failures_per_minute),
+        verify_limiter=RateLimiter(engine, VERIFY, settings.verify_per_minute),
     )
     app.include_router(api_router)
     app.include_router(page_router)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(OperationalError, _database_unavailable)
+    app.add_middleware(RequestGuard, settings=settings,
+                       lookup_device=lambda token: _device_for_token(engine, token),
+                       style_hashes=_page_style_hashes())
     return app
+
+
+def _device_for_token(engine: Engine, token: str) -> Device | None:
+    try:
+        return device_for_token(engine, token)
+    except OperationalError as exc:
+        if _unavailable(exc):
+            log.warning("database unavailable checking a device token: %s",
+                        type(getattr(exc, "orig", exc)).__name__)
+            raise DatabaseUnavailable from None
+        raise
+
+
+def _page_style_hashes() -> tuple[str, ...]:
+    """The CSP hashes of the verify page's inline ``<style>`` block (the same on every page):
+    the browser applies that style and no other."""
+    page = render_page(VerifyResult(code="x", authentic=False))
+    blocks = re.findall(r"<style>(.*?)</style>", page, flags=re.S)
+    return tuple(base64.b64encode(hashlib.sha256(b.encode("utf-8")).digest()).decode("ascii")
+                 for b in dict.fromkeys(blocks))
 
 
 def create_app_from_env() -> FastAPI:

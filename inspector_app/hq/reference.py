@@ -20,8 +20,44 @@ from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, u
 from sqlalchemy import text as sql_text
 
 from inspector_app.hq.core.db import utc_now
-from inspector_app.hq.tables import changes, reference_rows
-from inspector_app.sync.protocol import REFERENCE_KEYS, Change, PullPage, reference_key
+from inspector_app.hq.tables import changes, records, reference_rows
+from inspector_app.sync.protocol import (
+    REFERENCE_KEYS,
+    Change,
+    PullPage,
+    change_tag,
+    reference_key,
+)
+
+# What a published row may hold: every device stores it in SQLite (64-bit integers, text
+# without NUL), so anything else would stop every device's pull (issue 14, finding 2).
+MAX_PUBLISHED_INT = 2**63 - 1
+MAX_PUBLISHED_TEXT = 100_000
+
+
+class PublishError(ValueError):
+    """A row HQ was about to publish holds a value devices cannot store (a bug upstream:
+    records and registry files are checked before anything is derived from them)."""
+
+
+def check_publishable(table: str, row: Mapping[str, Any]) -> None:
+    """Raise :class:`PublishError` unless every value of ``row`` is NULL, a boolean, a
+    64-bit integer or a text of at most :data:`MAX_PUBLISHED_TEXT` characters without NUL,
+    and its key columns are present."""
+    for column in REFERENCE_KEYS.get(table, ()):
+        if row.get(column) is None:
+            raise PublishError(f"{table}: key column {column} missing")
+    for column, value in row.items():
+        if value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            if not -MAX_PUBLISHED_INT <= value <= MAX_PUBLISHED_INT:
+                raise PublishError(f"{table}.{column}: integer outside 64 bits")
+        elif isinstance(value, str):
+            if len(value) > MAX_PUBLISHED_TEXT or "\x00" in value:
+                raise PublishError(f"{table}.{column}: text too long or with NUL")
+        else:
+            raise PublishError(f"{table}.{column}: {type(value).__name__} is not a column value")
 
 
 def row_json(row: Mapping[str, Any]) -> str:
@@ -63,6 +99,7 @@ def append_change(
     device_id: str | None = None,
 ) -> int:
     """Append one change to the pull log; returns its sequence number."""
+    check_publishable(table, row)
     lock_changes(conn)
     result = conn.execute(
         insert(changes).values(
@@ -126,6 +163,7 @@ def upsert_tables(conn: Connection,
     for table, rows in tables:
         wanted: dict[str, tuple[Mapping[str, Any], str]] = {}
         for row in rows:
+            check_publishable(table, row)
             wanted[reference_key(table, row)] = (row, row_json(row))
         keys = list(wanted)
         held: dict[str, Any] = {}
@@ -182,8 +220,25 @@ def delete_row(conn: Connection, table: str, key: str) -> int | None:
     return seq
 
 
-def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int) -> PullPage:
-    """Changes after ``cursor`` meant for everyone or for ``device_id``, oldest first."""
+def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int,
+              tag: str | None = None, acked: int | None = None) -> PullPage:
+    """Changes after ``cursor`` meant for everyone or for ``device_id``, oldest first.
+
+    Answers ``resync`` (no changes, cursor 0) when HQ is behind the device: the change at
+    ``cursor`` is not in its log or is not the one the device applied (``tag``), or it
+    holds fewer records of this device than the device saw acknowledged (``acked``). Both
+    happen after HQ's database was restored from a backup (docs/hq-operations.md §4)."""
+    if acked is not None and acked > 0:
+        held = conn.execute(select(func.count()).select_from(records)
+                            .where(records.c.device_id == device_id)).scalar_one()
+        if int(held) < acked:
+            return PullPage(changes=[], next_cursor=0, more=True, resync=True)
+    if cursor > 0:
+        at = conn.execute(select(changes).where(changes.c.seq == cursor)).first()
+        if at is None or at.device_id not in (None, device_id) or (
+                tag is not None and tag != change_tag(at.seq, at.table_name, at.key, at.op,
+                                                      json.loads(at.row))):
+            return PullPage(changes=[], next_cursor=0, more=True, resync=True)
     rows = conn.execute(
         select(changes)
         .where(

@@ -24,6 +24,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from inspector_app.domain.calendar_exceptions import (
+    CALENDAR_EXCEPTIONS_PARAMETER,
+    parse_exceptions,
+)
 from inspector_app.domain.identity import (
     IdentityError,
     check_cnh,
@@ -311,6 +315,11 @@ def _parameter(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         value_json = json.dumps(row["value"], ensure_ascii=False)
     else:
         raise _FieldError("value_json", "campo obrigatório não informado.")
+    if row.get("name") == CALENDAR_EXCEPTIONS_PARAMETER:
+        try:
+            parse_exceptions(json.loads(value_json))
+        except ValueError as exc:
+            raise _FieldError("value_json", str(exc)) from None
     return {"pack_id": _required(row, "pack_id"), "name": _required(row, "name"),
             "value_json": value_json}
 

@@ -157,3 +157,17 @@ suspected_duplicates = Table(
     Column("other_device_id", String(36), nullable=False),
     Column("flagged_at", String(40), nullable=False),
 )
+
+# Rate-limited events (a failed enrolment, a public verification) per client address, kept
+# for the limit's window: counted in the database so every worker process and every HQ
+# instance on the same database sees the same count (hq/ratelimit.py).
+rate_events = Table(
+    "rate_events",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("bucket", String(20), nullable=False),
+    Column("address", String(64), nullable=False),
+    Column("at", String(40), nullable=False),
+    Index("ix_rate_events_bucket_address_at", "bucket", "address", "at"),
+    Index("ix_rate_events_at", "at"),
+)

@@ -113,6 +113,16 @@ footer {{ font-size: .85rem; color: #555; margin-top: 1.5rem; }}
 """
 
 
+def render_busy_page() -> str:
+    """The page for a client over the verification rate limit."""
+    content = (
+        '<h1 class="warn" id="veredito">Muitas consultas</h1>\n'
+        "<p>Este endereço fez muitas consultas em pouco tempo. Aguarde um minuto e "
+        "tente novamente.</p>"
+    )
+    return _PAGE.format(title="Verificação de documento", content=content, code="—")
+
+
 def render_page(result: VerifyResult) -> str:
     """The Portuguese HTML page for ``result``."""
     code = html.escape(result.code)

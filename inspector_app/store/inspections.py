@@ -9,11 +9,11 @@ sealed, triggers refuse any further change.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inspector_app.store import dbapi
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
 
 
@@ -82,11 +82,11 @@ _COLUMNS = (
 )
 
 
-def _write(store: Store, sql: str, params: list[Any]) -> sqlite3.Cursor:
+def _write(store: Store, sql: str, params: list[Any]) -> dbapi.Cursor:
     store.require_writable()
     try:
         return store.conn.execute(sql, params)
-    except sqlite3.Error as exc:
+    except dbapi.Error as exc:
         raise translate_error(exc) from exc
 
 
@@ -185,12 +185,20 @@ def add_photo(store: Store, inspection_id: str, values: Mapping[str, Any]) -> in
 
 
 def photos(store: Store, inspection_id: str) -> list[PhotoRow]:
+    """The inspection's photos, without those removed while it was open."""
     rows = store.conn.execute(
         "SELECT id, item_id, original_sha256, working_sha256, thumb_sha256, original_name, "
-        "width, height, taken_at FROM photos WHERE inspection_id = ? ORDER BY id",
+        "width, height, taken_at FROM photos WHERE inspection_id = ? AND id NOT IN "
+        "(SELECT photo_id FROM photo_removals) ORDER BY id",
         [inspection_id],
     ).fetchall()
     return [PhotoRow(*r) for r in rows]
+
+
+def remove_photo(store: Store, inspection_id: str, photo_id: int) -> None:
+    """Take a photo out of an open inspection (the trigger refuses a sealed one)."""
+    _write(store, "INSERT INTO photo_removals(photo_id, inspection_id, removed_at) "
+                  "VALUES (?, ?, ?)", [photo_id, inspection_id, utc_now()])
 
 
 def add_signature(store: Store, inspection_id: str, role: str, status: str,

@@ -257,4 +257,58 @@ def m0004_standing(db: Database) -> None:
         db.execute(statement)
 
 
+_SCHEMA_0005_I14A = [
+    # Pull-log changes this device could not apply (a value SQLite cannot hold, a row
+    # missing its key, ...): kept with the reason for a person, and the pull cursor moves
+    # past them so one bad change never wedges every later one (sync/client.apply_page).
+    """CREATE TABLE sync_pull_quarantine (
+        seq INTEGER PRIMARY KEY, table_name TEXT NOT NULL, key TEXT NOT NULL,
+        op TEXT NOT NULL, row_json TEXT NOT NULL, reason TEXT NOT NULL,
+        quarantined_at TEXT NOT NULL)""",
+]
+
+
+@migrations(name="0005_i14a_pull_quarantine")
+def m0005_i14a_pull_quarantine(db: Database) -> None:
+    for statement in _SCHEMA_0005_I14A:
+        db.execute(statement)
+
+
+# Each órgão keeps its own number series (issue 11): a range may be tied to one jurisdiction
+# (the pack's ``jurisdiction``, e.g. "DF", "JF"); NULL serves any (HQ ranges as received).
+_SCHEMA_0005_I11B = [
+    "ALTER TABLE number_ranges ADD COLUMN jurisdiction TEXT",
+]
+
+
+@migrations(name="0005_i11b_range_jurisdiction")
+def m0005_i11b_range_jurisdiction(db: Database) -> None:
+    for statement in _SCHEMA_0005_I11B:
+        db.execute(statement)
+
+
+_SCHEMA_I11C_PHOTO_REMOVALS = [
+    # A photo taken by mistake can be taken out of an open inspection: the photo row stays
+    # (photos are append-only), a removal row says it no longer belongs to the inspection
+    # and sealing leaves it out. Once the inspection is sealed nothing can be removed.
+    """CREATE TABLE photo_removals (
+        id INTEGER PRIMARY KEY, photo_id INTEGER NOT NULL UNIQUE REFERENCES photos(id),
+        inspection_id TEXT NOT NULL REFERENCES inspections(id), removed_at TEXT NOT NULL)""",
+    """CREATE TRIGGER photo_removals_open_only BEFORE INSERT ON photo_removals
+    WHEN (SELECT status FROM inspections WHERE id = NEW.inspection_id) <> 'open'
+      OR (SELECT inspection_id FROM photos WHERE id = NEW.photo_id) IS NOT NEW.inspection_id
+    BEGIN SELECT RAISE(ABORT, 'inspection is sealed: its photos cannot be removed'); END""",
+    """CREATE TRIGGER photo_removals_no_update BEFORE UPDATE ON photo_removals
+    BEGIN SELECT RAISE(ABORT, 'photo_removals is append-only'); END""",
+    """CREATE TRIGGER photo_removals_no_delete BEFORE DELETE ON photo_removals
+    BEGIN SELECT RAISE(ABORT, 'photo_removals is append-only'); END""",
+]
+
+
+@migrations(name="0005_i11c_photo_removals")
+def m0005_i11c_photo_removals(db: Database) -> None:
+    for statement in _SCHEMA_I11C_PHOTO_REMOVALS:
+        db.execute(statement)
+
+
 KNOWN_MIGRATIONS = tuple(m.name for m in migrations._migrations)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 import time
 import unicodedata
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ from inspector_app.domain.deadlines import add_months
 from inspector_app.domain.identity import IdentityError, check_cnh, normalize_cpf, parse_plate
 from inspector_app.domain.pack import Pack
 from inspector_app.packs import PackError, get_pack
+from inspector_app.store import dbapi
 from inspector_app.store.db import Store
 
 __all__ = [
@@ -636,7 +636,7 @@ def _fold(text: object) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _ensure_fold(conn: sqlite3.Connection) -> None:
+def _ensure_fold(conn: dbapi.Connection) -> None:
     conn.create_function("inspector_fold", 1, _fold, deterministic=True)
 
 

@@ -30,7 +30,6 @@ import datetime as dt
 import io
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,10 @@ from typing import Any
 import argon2
 from argon2.exceptions import InvalidHashError
 
+from inspector_app.domain.calendar_exceptions import (
+    CALENDAR_EXCEPTIONS_PARAMETER,
+    parse_exceptions,
+)
 from inspector_app.domain.identity import (
     IdentityError,
     check_cnh,
@@ -57,6 +60,7 @@ from inspector_app.domain.rowfields import required as _required
 from inspector_app.domain.rowfields import text as _text
 from inspector_app.packs import PackError, get_pack, pack_dirs
 from inspector_app.security.passwords import ARGON2ID_PREFIX
+from inspector_app.store import dbapi
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
 from inspector_app.store.reference import PERMIT_STATUSES, TABLES
 
@@ -452,6 +456,11 @@ def _parameter(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
         value_json = json.dumps(row["value"], ensure_ascii=False)
     else:
         raise _FieldError("value_json", "campo obrigatório não informado.")
+    if row.get("name") == CALENDAR_EXCEPTIONS_PARAMETER:
+        try:
+            parse_exceptions(json.loads(value_json))
+        except ValueError as exc:
+            raise _FieldError("value_json", str(exc)) from None
     return {"pack_id": ctx.pack(row), "name": _required(row, "name"), "value_json": value_json}
 
 
@@ -518,7 +527,7 @@ def _load_rows(
             report.imported[name] += 1
         except _FieldError as exc:
             report.errors.append(RowError(where, exc.field, exc.message))
-        except sqlite3.IntegrityError as exc:
+        except dbapi.IntegrityError as exc:
             if not conn.in_transaction:  # a trigger rolled everything back: stop here
                 raise translate_error(exc) from exc
             report.errors.append(RowError(where, "", f"recusada pelo banco de dados: {exc}."))
@@ -766,7 +775,7 @@ def _import_file(
             for name, rows in loads:
                 _load_rows(ctx, name, rows, progress)
             _mark(store)
-    except sqlite3.Error as exc:  # disk full, I/O error: the transaction is rolled back
+    except dbapi.Error as exc:  # disk full, I/O error: the transaction is rolled back
         raise translate_error(exc) from exc
 
 

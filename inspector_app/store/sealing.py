@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,8 +18,9 @@ from typing import Any
 
 from inspector_app.security.keys import DeviceKey, load_or_create_device_key
 from inspector_app.security.records import canonical_json, sha256_hex
-from inspector_app.store import numbering
+from inspector_app.store import dbapi, numbering
 from inspector_app.store.db import Store, StoreError, translate_error, utc_now
+from inspector_app.store.device_context import context_for
 
 GENESIS = "0" * 64
 ENVELOPE_VERSION = 1
@@ -92,12 +92,26 @@ def device_key(store: Store) -> DeviceKey:
 
 
 def ensure_device(store: Store) -> DeviceKey:
-    """Device id, key and (when not enrolled) a demo number range."""
+    """Device id and key. A device not enrolled gets its demo number range at demo setup
+    (``numbering.ensure_demo_ranges``) or, at the latest, inside its first seal."""
     if store.meta("device_id") is None:
         store.set_meta("device_id", str(uuid.uuid4()))
-    key = device_key(store)
-    numbering.ensure_demo_range(store)
-    return key
+    return device_key(store)
+
+
+def record_jurisdiction(body: Mapping[str, Any]) -> str | None:
+    """The órgão's jurisdiction of a record body (its pack's ``jurisdiction``, else the
+    prefix of the pack id: ``DF_STPCR`` → ``DF``); None for a record without a pack."""
+    pack = body.get("pack")
+    if not isinstance(pack, Mapping):
+        return None
+    value = pack.get("jurisdiction")
+    if isinstance(value, str) and value:
+        return value
+    pack_id = pack.get("id")
+    if isinstance(pack_id, str) and pack_id:
+        return pack_id.split("_", 1)[0]
+    return None
 
 
 def verification_code(record_id: str) -> str:
@@ -126,8 +140,10 @@ def _seal_one(store: Store, key: DeviceKey, draft: RecordDraft) -> SealedRecord:
     record_id = draft.record_id or new_record_id()
     series = number = None
     if draft.kind in NUMBERED_KINDS:
+        jurisdiction = record_jurisdiction(draft.body)
+        numbering.ensure_demo_range(store, jurisdiction)
         series, number = numbering.take_next(
-            store, record_id, void=draft.kind == "numero_anulado"
+            store, record_id, void=draft.kind == "numero_anulado", jurisdiction=jurisdiction
         )
     created_at = utc_now()
     code = verification_code(record_id)
@@ -147,6 +163,8 @@ def _seal_one(store: Store, key: DeviceKey, draft: RecordDraft) -> SealedRecord:
         "occurred_on": draft.occurred_on,
         "verification_code": code,
         "body": dict(draft.body),
+        # What the device knew at sealing: clock trust, registry age, HQ address, filing.
+        "context": context_for(store, draft.body),
     }
     canonical = canonical_json(envelope)
     digest = sha256_hex(canonical)
@@ -200,7 +218,7 @@ def seal_records(
                         f"inspection {close_inspection} is not open",
                         "Esta inspeção já foi selada ou não existe.",
                     )
-    except sqlite3.Error as exc:
+    except dbapi.Error as exc:
         raise translate_error(exc) from exc
     return sealed
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import base64
 import json
-import sqlite3
 from dataclasses import dataclass, field
 
 from inspector_app.security.keys import verify_signature
 from inspector_app.security.records import canonical_json, sha256_hex
-from inspector_app.store import numbering
+from inspector_app.store import dbapi, numbering
 from inspector_app.store.db import Store
 from inspector_app.store.sealing import GENESIS, journal_entry_hash
 
@@ -195,7 +194,7 @@ def verify_store(store: Store) -> Report:
 def _verify(store: Store, report: Report) -> Report:
     try:
         result = [str(r[0]) for r in store.conn.execute("PRAGMA integrity_check").fetchall()]
-    except sqlite3.DatabaseError as exc:
+    except dbapi.DatabaseError as exc:
         report.add(f"integrity_check failed: {exc}")
         return report
     if result != ["ok"]:
@@ -206,6 +205,6 @@ def _verify(store: Store, report: Report) -> Report:
         _check_records(store, report, public_key)
         _check_journal(store, report)
         _check_numbers(store, report)
-    except sqlite3.DatabaseError as exc:
+    except dbapi.DatabaseError as exc:
         report.add(f"cannot read the store: {exc}")
     return report

@@ -27,7 +27,6 @@ import functools
 import hashlib
 import json
 import socket
-import sqlite3
 import ssl
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -38,7 +37,7 @@ import certifi
 import httpx
 from pydantic import ValidationError
 
-from inspector_app.store import numbering
+from inspector_app.store import dbapi, device_context, numbering
 from inspector_app.store.db import Store, StoreError, utc_now
 from inspector_app.store.sealing import device_key
 from inspector_app.sync.protocol import (
@@ -62,6 +61,7 @@ from inspector_app.sync.protocol import (
     PushResult,
     blobs_of_envelope,
     bundle_part_header,
+    change_tag,
     display_number,
 )
 
@@ -74,6 +74,8 @@ META_TOKEN = "hq_device_token"
 META_ENROLLED_AT = "hq_enrolled_at"
 META_LOCAL_DEVICE_ID = "local_device_id"
 META_PULL_CURSOR = "sync_pull_cursor"
+META_PULL_TAG = "sync_pull_tag"
+META_RESYNCED_AT = "sync_resynced_at"
 
 
 class SyncError(StoreError):
@@ -86,6 +88,10 @@ class _Offline(Exception):
 
 class _Refused(Exception):
     """HQ refused this device (401 unknown token, 403 revoked)."""
+
+
+class _Resync(Exception):
+    """HQ is behind this device (restored from a backup): pull from 0, offer every record."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,8 @@ class SyncSummary:
     pages: int = 0
     pending: int = 0
     quarantined: int = 0
+    pull_quarantined: int = 0
+    resynced: bool = False
     error: str | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -151,10 +159,19 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def _client(base_url: str, *, transport: httpx.BaseTransport | None,
-            timeout: httpx.Timeout | float, token: str | None = None) -> httpx.Client:
+            timeout: httpx.Timeout | float, token: str | None = None,
+            store: Store | None = None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else None
+    hooks = {"response": [_note_hq_time(store)]} if store is not None else None
     return httpx.Client(base_url=base_url, timeout=timeout, transport=transport,
-                        headers=headers, verify=_tls_context())
+                        headers=headers, verify=_tls_context(), event_hooks=hooks)
+
+
+def _note_hq_time(store: Store) -> Any:
+    """Every HQ answer's Date header is the last HQ time seen (trusted-time check)."""
+    def hook(response: httpx.Response) -> None:
+        device_context.note_hq_time(response.headers.get("date"))
+    return hook
 
 
 def _base_url(hq_url: str) -> str:
@@ -187,8 +204,8 @@ def enrol(
     """Enrol this device with HQ using a one-time ``code``.
 
     Stores the device id, token and HQ URL in ``app_meta`` and adds the HQ number range,
-    in one transaction. If HQ's answer is lost, running it again with the same code works:
-    HQ recognises the same device key and answers again.
+    in one transaction. A code is used once: if HQ's answer is lost, ask HQ for a new code (HQ
+    replaces the device it enrolled but never heard from again).
     """
     store.require_writable()
     if store.meta(META_TOKEN):
@@ -199,11 +216,12 @@ def enrol(
     request = EnrolRequest(code=code.strip(), public_key=key.public_key_b64(),
                            device_name=(device_name or socket.gethostname() or "dispositivo")[:200])
     try:
-        with _client(base, transport=transport, timeout=timeout) as client:
+        with _client(base, transport=transport, timeout=timeout, store=store) as client:
             response = client.post(f"{API_PREFIX}/enrol", json=request.model_dump())
     except httpx.TimeoutException as exc:
         raise SyncError(f"HQ did not answer: {exc}",
-                        "A sede não respondeu a tempo. Tente de novo com o mesmo código.") from exc
+                        "A sede não respondeu a tempo. Se o código já foi usado, peça um novo "
+                        "código à sede.") from exc
     except httpx.TransportError as exc:
         raise SyncError(
             f"cannot reach HQ: {exc}",
@@ -227,6 +245,9 @@ def enrol(
         store.set_meta(META_TOKEN, body.token)
         store.set_meta(META_HQ_URL, base)
         store.set_meta(META_ENROLLED_AT, utc_now())
+        if body.public_url:
+            store.set_meta(device_context.META_PUBLIC_URL, body.public_url.rstrip("/"))
+        device_context.persist_contact(store)
         store.set_meta(META_PULL_CURSOR, "0")
         _add_range(store, rng.series, rng.first, rng.last)
     return EnrolResult(body.device_id, base, rng.series, rng.first, rng.last)
@@ -274,6 +295,28 @@ def requeue(store: Store, record_ids: Iterable[str]) -> int:
                 "AND ack_status IN ('conflict', 'rejected')", [rid])
             changed += cur.rowcount
     return changed
+
+
+def acked_count(store: Store) -> int:
+    """Records HQ acknowledged to this device (HQ holds at least as many, unless restored)."""
+    row = store.conn.execute("SELECT COUNT(*) FROM outbox WHERE acked_at IS NOT NULL").fetchone()
+    return int(row[0])
+
+
+def reoffer_everything(store: Store) -> int:
+    """After HQ was restored: every acknowledged record becomes pending again (devices keep
+    every sealed record), the blobs HQ confirmed are forgotten and the pull starts from 0.
+    Returns how many records will be offered again."""
+    with store.atomic():
+        count = store.conn.execute(
+            "UPDATE outbox SET acked_at = NULL, ack_status = 'reoffer', "
+            "last_error = 'a sede foi restaurada: reenviado' WHERE acked_at IS NOT NULL"
+        ).rowcount
+        store.conn.execute("DELETE FROM sync_blobs")
+        store.set_meta(META_PULL_CURSOR, "0")
+        store.conn.execute("DELETE FROM app_meta WHERE key = ?", [META_PULL_TAG])
+        store.set_meta(META_RESYNCED_AT, utc_now())
+    return int(count)
 
 
 def last_successful_sync(store: Store) -> str | None:
@@ -551,20 +594,38 @@ def _apply_change(store: Store, change: Change, columns: dict[str, list[str]]) -
     )
 
 
-def apply_page(store: Store, page: PullPage) -> None:
-    """Apply ``page`` and move the cursor, in one transaction (all or nothing)."""
+MAX_QUARANTINED_ROW_TEXT = 100_000
+
+
+def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None) -> None:
+    """Apply ``page`` and move the cursor, in one transaction.
+
+    Each change is applied in its own savepoint: one this device cannot apply (a number
+    SQLite cannot hold, a row without its key, a value of the wrong type) is rolled back
+    alone and kept in ``sync_pull_quarantine`` with the reason, and the cursor moves past
+    it, so a poisoned change never stops the pull (issue 14, finding 2)."""
     columns: dict[str, list[str]] = {}
     try:
         with store.atomic():
             # A page may hold a vehicle before the holder it names: check at COMMIT.
             store.conn.execute("PRAGMA defer_foreign_keys = ON")
             for change in page.changes:
-                _apply_change(store, change, columns)
+                store.conn.execute("SAVEPOINT pull_change")
+                try:
+                    _apply_change(store, change, columns)
+                except (sqlite3.Error, OverflowError, KeyError, ValueError, TypeError,
+                        StoreError) as exc:
+                    store.conn.execute("ROLLBACK TO pull_change")
+                    _quarantine_change(store, change, exc, summary)
+                store.conn.execute("RELEASE pull_change")
             store.set_meta(META_PULL_CURSOR, str(page.next_cursor))
             if page.changes:
+                last = page.changes[-1]
+                store.set_meta(META_PULL_TAG, change_tag(last.seq, last.table, last.key,
+                                                         last.op, last.row))
                 store.set_meta("registry_source", "hq")
                 store.set_meta("registry_updated_at", utc_now())
-    except (sqlite3.Error, KeyError, ValueError, TypeError) as exc:
+    except (*dbapi.Error, KeyError, ValueError, TypeError) as exc:
         first = page.changes[0].seq if page.changes else page.next_cursor
         raise SyncError(
             f"pull page from seq {first} could not be applied: {exc}",
@@ -573,10 +634,51 @@ def apply_page(store: Store, page: PullPage) -> None:
         ) from exc
 
 
+def _quarantine_change(store: Store, change: Change, exc: BaseException,
+                       summary: SyncSummary | None) -> None:
+    reason = f"{type(exc).__name__}: {exc}"[:500]
+    try:
+        text = json.dumps(change.row, sort_keys=True, ensure_ascii=False, default=str)
+    except (ValueError, TypeError):
+        text = repr(change.row)
+    store.conn.execute(
+        "INSERT OR REPLACE INTO sync_pull_quarantine(seq, table_name, key, op, row_json, "
+        "reason, quarantined_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [change.seq, change.table[:100], change.key[:300], change.op,
+         text[:MAX_QUARANTINED_ROW_TEXT], reason, utc_now()])
+    if summary is not None:
+        summary.pull_quarantined += 1
+        summary.problems.append(
+            f"alteração {change.seq} da sede ({change.table}) não pôde ser aplicada e ficou "
+            f"em quarentena: {reason[:200]}")
+
+
+@dataclass(frozen=True)
+class QuarantinedChange:
+    seq: int
+    table: str
+    key: str
+    op: str
+    reason: str
+    quarantined_at: str
+
+
+def pull_quarantine(store: Store) -> list[QuarantinedChange]:
+    """Pull-log changes this device could not apply, oldest first, with the reason."""
+    return [QuarantinedChange(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in
+            store.conn.execute("SELECT seq, table_name, key, op, reason, quarantined_at "
+                               "FROM sync_pull_quarantine ORDER BY seq")]
+
+
 def _pull_all(store: Store, client: httpx.Client, summary: SyncSummary, limit: int) -> None:
     cursor = int(store.meta(META_PULL_CURSOR) or 0)
     while True:
-        response = client.get(f"{API_PREFIX}/pull", params={"cursor": cursor, "limit": limit})
+        params: dict[str, Any] = {"cursor": cursor, "limit": limit,
+                                  "acked": acked_count(store)}
+        tag = store.meta(META_PULL_TAG)
+        if cursor > 0 and tag:
+            params["tag"] = tag
+        response = client.get(f"{API_PREFIX}/pull", params=params)
         _check(response)
         if response.status_code != 200:
             raise _Offline(f"pull HTTP {response.status_code}: {_detail(response)}")
@@ -584,10 +686,12 @@ def _pull_all(store: Store, client: httpx.Client, summary: SyncSummary, limit: i
             page = PullPage.model_validate(response.json())
         except (ValueError, ValidationError) as exc:
             raise _Offline(f"unreadable pull answer: {exc}") from exc
+        if page.resync:
+            raise _Resync()
         if page.next_cursor < cursor:
             raise SyncError(f"HQ moved the pull cursor back ({cursor} → {page.next_cursor})",
                             "A sede respondeu com um cursor anterior ao atual; nada aplicado.")
-        apply_page(store, page)
+        apply_page(store, page, summary)
         summary.pulled += len(page.changes)
         summary.pages += 1
         cursor = page.next_cursor
@@ -621,10 +725,29 @@ def sync_once(
     summary = SyncSummary(started_at=utc_now())
     batch_size = max(1, min(batch_size, MAX_PUSH_RECORDS))
     try:
-        with _client(url, transport=transport, timeout=timeout, token=token) as client:
+        with _client(url, transport=transport, timeout=timeout, token=token,
+                     store=store) as client:
             _push_all(store, client, summary, batch_size)
             summary.online = True
-            _pull_all(store, client, summary, pull_limit)
+            try:
+                _pull_all(store, client, summary, pull_limit)
+            except _Resync:
+                # HQ was restored from a backup: it may lack records it once acknowledged
+                # and changes this device saw. Offer every record again (HQ answers
+                # duplicate for those it holds) and pull the whole log; once per run.
+                reoffer_everything(store)
+                summary.resynced = True
+                summary.problems.append(
+                    "a sede foi restaurada de uma cópia de segurança: todos os registros "
+                    "deste dispositivo foram oferecidos de novo e os dados de referência "
+                    "recarregados")
+                _push_all(store, client, summary, batch_size)
+                try:
+                    _pull_all(store, client, summary, pull_limit)
+                except _Resync:
+                    raise SyncError("HQ asked for a resync twice in one run",
+                                    "A sede pediu a ressincronização duas vezes seguidas; "
+                                    "avise a sede.") from None
     except _Offline as exc:
         summary.error = f"sede inacessível ou sem resposta: {exc}"
     except httpx.TransportError as exc:
@@ -636,6 +759,7 @@ def sync_once(
         summary.online = True
         summary.error = exc.message_pt
     summary.finished_at = utc_now()
+    device_context.persist_contact(store)
     summary.pending = pending_count(store)
     summary.quarantined = len(quarantined(store))
     _record_run(store, summary)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import uuid
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -123,6 +124,8 @@ class EnrolResponse(_Model):
     device_id: str
     token: str
     number_range: NumberRangeBody
+    # HQ's public address (verification URL printed on documents); older HQs omit it.
+    public_url: str | None = Field(default=None, max_length=500)
 
 
 # --- push -------------------------------------------------------------------------------------
@@ -191,9 +194,24 @@ class Change(_Model):
 
 
 class PullPage(_Model):
+    """A page of changes. ``resync`` true means HQ does not know the device's cursor (its
+    database was restored from a backup older than what the device saw, or it holds fewer
+    of the device's records than the device saw acknowledged): the device pulls again from
+    0 and offers every record again (:func:`change_tag`)."""
+
     changes: list[Change]
     next_cursor: int = Field(ge=0)
     more: bool
+    resync: bool = False
+
+
+def change_tag(seq: int, table: str, key: str, op: str, row: Mapping[str, Any]) -> str:
+    """What identifies a change of the pull log beyond its number: the device sends the tag
+    of the last change it applied with its cursor, and HQ answers ``resync`` when the change
+    it now holds under that number is another one (a restored database that went on)."""
+    text = json.dumps([seq, table, key, op, dict(row)], sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
 # --- blobs in bulk ------------------------------------------------------------------------------
@@ -249,9 +267,10 @@ class VerifyResult(_Model):
 
 
 class Health(_Model):
+    """No version: the public does not learn which release (and its known bugs) runs."""
+
     status: Literal["ok", "degraded"]
     database: str
-    version: str
 
 
 class ErrorBody(_Model):

@@ -16,15 +16,15 @@ import contextlib
 import logging
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QDate, QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
-    QDateEdit,
     QFileDialog,
     QFrame,
     QHBoxLayout,
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -42,7 +43,9 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app import services
+from inspector_app.domain.fieldtext import DateTextError, match_items
 from inspector_app.ui.errors import describe_error
+from inspector_app.ui.fields import DateField
 from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner
 
 log = logging.getLogger(__name__)
@@ -58,6 +61,103 @@ _CHECKED_STYLE = {
     "fail": "QPushButton:checked { background:#b3261e; color:white; border:2px solid #202124; }",
     "na": "QPushButton:checked { background:#5f6368; color:white; border:2px solid #202124; }",
 }
+
+
+@dataclass(frozen=True)
+class PhotoInfo:
+    """A photo of an item as the checklist shows it: its thumbnail and its working copy."""
+
+    id: int
+    thumb: Path
+    full: Path
+    name: str
+
+
+def photo_infos(store: Any, inspection_id: str) -> dict[str, list[PhotoInfo]]:
+    """The inspection's photos (removed ones left out) by item, on the store worker."""
+    from inspector_app.media.photos import blob_path
+    from inspector_app.store import inspections as repo
+
+    out: dict[str, list[PhotoInfo]] = {}
+    for photo in repo.photos(store, inspection_id):
+        if photo.item_id:
+            out.setdefault(photo.item_id, []).append(PhotoInfo(
+                photo.id, blob_path(store.blob_dir, photo.thumb_sha256, ".jpg"),
+                blob_path(store.blob_dir, photo.working_sha256, ".jpg"), photo.original_name))
+    return out
+
+
+class PhotoViewer:
+    """The photo at full size, with "Remover foto" while the inspection is open; returns
+    "remove" when the inspector removes it. Tests replace :meth:`ask`."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, photo: PhotoInfo, title: str) -> str | None:
+        from PySide6.QtGui import QPixmap
+        from PySide6.QtWidgets import QDialog, QMessageBox
+
+        dialog = QDialog(parent)
+        dialog.setWindowTitle(title)
+        screen = (parent.screen() if parent is not None else None)
+        area = screen.availableGeometry() if screen is not None else None
+        width = min(1000, area.width() - 80) if area is not None else 900
+        height = min(700, area.height() - 160) if area is not None else 600
+        image = QLabel()
+        image.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        pixmap = QPixmap(str(photo.full))
+        if pixmap.isNull():
+            image.setText(f"Não foi possível abrir a foto {photo.name}.")
+        else:
+            image.setPixmap(pixmap.scaled(width, height, Qt.AspectRatioMode.KeepAspectRatio,
+                                          Qt.TransformationMode.SmoothTransformation))
+        caption = QLabel(photo.name)
+        remove = QPushButton("&Remover foto")
+        close = QPushButton("&Fechar")
+        for button in (remove, close):
+            button.setMinimumHeight(TOUCH_TARGET_PX)
+        chosen: list[str] = []
+
+        def removing() -> None:
+            answer = QMessageBox.question(
+                dialog, "Remover foto",
+                "Remover esta foto da inspeção? Ela não constará do registro selado.",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No)
+            if answer == QMessageBox.StandardButton.Yes:
+                chosen.append("remove")
+                dialog.accept()
+
+        remove.clicked.connect(removing)
+        close.clicked.connect(dialog.reject)
+        close.setDefault(True)
+        row = QHBoxLayout()
+        row.addWidget(caption, 1)
+        row.addWidget(remove)
+        row.addWidget(close)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(image, 1)
+        layout.addLayout(row)
+        dialog.exec()
+        return chosen[0] if chosen else None
+
+
+class ConfirmMarking:
+    """Confirm "marcar os restantes como conforme"; Enter confirms. Tests replace :meth:`ask`."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, count: int, where: str) -> bool:
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(parent)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle("Marcar como conforme")
+        box.setText(f"Marcar {count} item(ns) ainda sem resposta {where} como conforme?\n"
+                    "Confirme que todos foram verificados.")
+        yes = box.addButton("Sim, marcar como conforme", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Cancelar", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(yes)
+        box.exec()
+        return box.clickedButton() is yes
 
 
 class PhotoChooser:
@@ -89,15 +189,21 @@ class ItemRow(QFrame):
     photo_requested = Signal(object)  # self
     camera_requested = Signal(object)  # self
     next_requested = Signal(object, int)  # self, +1 / -1
+    date_refused = Signal(object, str)  # self, Portuguese message
+    photo_open_requested = Signal(object, int)  # self, photo id
+    photo_remove_requested = Signal(object, int)  # self, photo id
 
     def __init__(self, item: Any, rules: dict[str, Any], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.item = item
         self.setObjectName("itemRow")
+        # Never squeezed below what it needs (wrapped messages would be clipped).
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName(f"Item {item.id}: {item.label}")
         self.result: str | None = None
-        self.photos = 0
+        self.photos: list[PhotoInfo] = []
+        self.photo_buttons: list[QPushButton] = []
         self.saved_state = ""
 
         title = QLabel(f"<b>{item.label}</b> <span style='color:#5f6368'>({item.id})</span>")
@@ -136,15 +242,18 @@ class ItemRow(QFrame):
             answers.insertWidget(3, QLabel("Quantidade:"))
             answers.insertWidget(4, spin)
         elif item.kind == "date":
-            date = QDateEdit()
-            date.setCalendarPopup(True)
-            date.setDisplayFormat("dd/MM/yyyy")
-            date.setDate(QDate.currentDate())
-            date.setAccessibleName("Data")
-            date.dateChanged.connect(self._detail_changed)
+            # Empty until the inspector types it: never a silent "today" nobody entered.
+            what = item.value_label or "Data constatada no documento"
+            date = DateField(what)
+            date.value_changed.connect(self._detail_changed)
+            date.edit.editingFinished.connect(self._date_checked)
             self.value_edit = date
-            answers.insertWidget(3, QLabel("Data:"))
-            answers.insertWidget(4, date)
+            self.date_label = QLabel(f"{what}:")
+            self.date_label.setBuddy(date.edit)
+            self.date_row = QHBoxLayout()
+            self.date_row.addWidget(self.date_label)
+            self.date_row.addWidget(date)
+            self.date_row.addStretch(1)
 
         self.rules_combo = QComboBox()
         self.rules_combo.setAccessibleName("Infração")
@@ -169,6 +278,8 @@ class ItemRow(QFrame):
         self.camera_button.setMinimumHeight(TOUCH_TARGET_PX)
         self.camera_button.clicked.connect(lambda: self.camera_requested.emit(self))
         self.photo_label = QLabel("")
+        self.thumbs = QHBoxLayout()
+        self.thumbs.setContentsMargins(0, 0, 0, 0)
         self.state_label = QLabel("")
         self.state_label.setWordWrap(True)
 
@@ -182,8 +293,11 @@ class ItemRow(QFrame):
         layout.addWidget(title)
         layout.addWidget(criterion)
         layout.addLayout(answers)
+        if isinstance(self.value_edit, DateField):
+            layout.addLayout(self.date_row)
         layout.addWidget(self.rules_combo)
         layout.addLayout(details)
+        layout.addLayout(self.thumbs)
         layout.addWidget(self.state_label)
         if "photo" in item.evidence:
             self.photo_button.setToolTip("Este item pede foto como evidência.")
@@ -215,8 +329,8 @@ class ItemRow(QFrame):
             self.value_edit.blockSignals(True)
             if isinstance(self.value_edit, QSpinBox) and isinstance(value, int):
                 self.value_edit.setValue(value)
-            elif isinstance(self.value_edit, QDateEdit) and isinstance(value, str):
-                self.value_edit.setDate(QDate.fromString(value[:10], "yyyy-MM-dd"))
+            elif isinstance(self.value_edit, DateField) and isinstance(value, str):
+                self.value_edit.set_iso(value)
             self.value_edit.blockSignals(False)
 
     def payload(self) -> dict[str, Any]:
@@ -225,8 +339,11 @@ class ItemRow(QFrame):
         value: object = None
         if isinstance(self.value_edit, QSpinBox):
             value = self.value_edit.value()
-        elif isinstance(self.value_edit, QDateEdit):
-            value = self.value_edit.date().toString("yyyy-MM-dd")
+        elif isinstance(self.value_edit, DateField):
+            try:
+                value = self.value_edit.iso()
+            except DateTextError:
+                value = None  # refused on screen (date_error); an impossible date is not saved
         return {"result": self.result, "note": self.note.text().strip(),
                 "rules": tuple(rules or ()), "value": value}
 
@@ -247,9 +364,55 @@ class ItemRow(QFrame):
         self.camera_button.setEnabled(available)
         self.camera_button.setToolTip("Tirar foto com a câmera" if available else why_not)
 
-    def add_photo(self) -> None:
-        self.photos += 1
-        self.photo_label.setText("1 foto" if self.photos == 1 else f"{self.photos} fotos")
+    def add_photo(self, photo: PhotoInfo) -> None:
+        self.photos.append(photo)
+        self._show_photos()
+
+    def drop_photo(self, photo_id: int) -> None:
+        self.photos = [p for p in self.photos if p.id != photo_id]
+        self._show_photos()
+
+    def _show_photos(self) -> None:
+        from PySide6.QtGui import QIcon, QPixmap
+
+        for button in self.photo_buttons:
+            self.thumbs.removeWidget(button)
+            button.deleteLater()
+        self.photo_buttons = []
+        while self.thumbs.count():  # the stretch
+            self.thumbs.takeAt(0)
+        for n, photo in enumerate(self.photos, 1):
+            button = QPushButton()
+            button.setIcon(QIcon(QPixmap(str(photo.thumb))))
+            button.setIconSize(QSize(72, 72))
+            button.setFixedSize(84, 84)
+            button.setToolTip(f"Foto {n}: {photo.name} – toque para ver em tamanho real ou "
+                              "remover")
+            button.setAccessibleName(f"Foto {n} do item {self.item.id}")
+            button.clicked.connect(
+                lambda _c=False, pid=photo.id: self.photo_open_requested.emit(self, pid))
+            self.thumbs.addWidget(button)
+            self.photo_buttons.append(button)
+        self.thumbs.addStretch(1)
+        count = len(self.photos)
+        self.photo_label.setText("" if not count else "1 foto" if count == 1
+                                 else f"{count} fotos")
+
+    def date_error(self) -> str:
+        """The message of an impossible or malformed date typed on this item ("" if none)."""
+        return self.value_edit.error() if isinstance(self.value_edit, DateField) else ""
+
+    def _date_checked(self) -> None:
+        message = self.date_error()
+        if message:
+            reason = message.split(": ", 1)[-1]  # the field is named beside it already
+            self.state_label.setText(f"Data não aceita. {reason}")
+            self.state_label.setStyleSheet("color:#b3261e; font-weight:bold;")
+            self.date_refused.emit(self, message)
+        elif self.saved_state == "saved":
+            self.set_saved_state("saved")
+        elif not self.saved_state:
+            self.state_label.setText("")
 
     def _detail_changed(self, *_args: object) -> None:
         if self.result is not None:
@@ -292,6 +455,7 @@ class ChecklistPage(QWidget):
         self.pack: Any = None
         self.rows: dict[str, ItemRow] = {}
         self._section_rows: list[list[ItemRow]] = []
+        self.section_buttons: list[QPushButton] = []
         self.camera: Any = None  # QCameraDevice found when the checklist was built
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
@@ -300,6 +464,25 @@ class ChecklistPage(QWidget):
         self.progress.setMinimumHeight(28)
         self.counts = QLabel("")
         self.banner = Banner()
+        self.all_ok_button = QPushButton("&Marcar todos os restantes como conforme")
+        self.all_ok_button.setMinimumHeight(TOUCH_TARGET_PX)
+        self.all_ok_button.setToolTip("Responde \"Conforme\" a todos os itens ainda sem "
+                                      "resposta, em todas as seções (pede confirmação).")
+        self.all_ok_button.clicked.connect(lambda: self.mark_remaining_ok(None))
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Ir para item: código ou palavras (Ctrl+F)")
+        self.search.setAccessibleName("Ir para item")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.jump_next)
+        self.search.textChanged.connect(self._search_changed)
+        self.search_label = QLabel("")
+        self.search_label.setWordWrap(True)
+        search_title = QLabel("Ir &para:")
+        search_title.setBuddy(self.search)
+        QShortcut(QKeySequence.StandardKey.Find, self, self._focus_search,
+                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._matches: list[str] = []
+        self._match_index = -1
         self.sections = QListWidget()
         self.sections.setFixedWidth(300)
         self.sections.setWordWrap(True)
@@ -312,6 +495,12 @@ class ChecklistPage(QWidget):
         bar.addWidget(self.progress, 1)
         bar.addWidget(self.counts)
         top.addLayout(bar)
+        tools = QHBoxLayout()
+        tools.addWidget(search_title)
+        tools.addWidget(self.search, 1)
+        tools.addWidget(self.all_ok_button)
+        top.addLayout(tools)
+        top.addWidget(self.search_label)
         top.addWidget(self.banner)
         body = QHBoxLayout()
         body.addWidget(self.sections)
@@ -328,6 +517,8 @@ class ChecklistPage(QWidget):
         self.summary.setText(summary)
         self.rows.clear()
         self._section_rows = []
+        self.section_buttons = []
+        self.search.clear()
         self.sections.clear()
         while self.stack.count():
             widget = self.stack.widget(0)
@@ -340,6 +531,17 @@ class ChecklistPage(QWidget):
                 continue
             page = QWidget()
             column = QVBoxLayout(page)
+            section_ok = QPushButton("Restantes desta &seção como conforme")
+            section_ok.setMinimumHeight(TOUCH_TARGET_PX)
+            section_ok.setToolTip(f"Responde \"Conforme\" aos itens ainda sem resposta da "
+                                  f"seção {section.label}.")
+            index = len(self._section_rows)
+            section_ok.clicked.connect(lambda _c=False, i=index: self.mark_remaining_ok(i))
+            head = QHBoxLayout()
+            head.addStretch(1)
+            head.addWidget(section_ok)
+            column.addLayout(head)
+            self.section_buttons.append(section_ok)
             rows = []
             for item in items:
                 row = ItemRow(item, pack.rules)
@@ -348,6 +550,8 @@ class ChecklistPage(QWidget):
                 row.camera_requested.connect(self._take_photo)
                 row.set_camera(self.camera is not None, why_not)
                 row.next_requested.connect(self._move)
+                row.photo_open_requested.connect(self._open_photo)
+                row.date_refused.connect(self._date_refused)
                 column.addWidget(row)
                 self.rows[item.id] = row
                 rows.append(row)
@@ -366,7 +570,7 @@ class ChecklistPage(QWidget):
         self.sections.setCurrentRow(0)
         self._update_progress()
 
-    def restore(self, answers: dict[str, Any], photos: dict[str, int]) -> None:
+    def restore(self, answers: dict[str, Any], photos: dict[str, list[PhotoInfo]]) -> None:
         """Show answers already saved (an inspection reopened after a crash or a lock)."""
         for item_id, answer in answers.items():
             row = self.rows.get(item_id)
@@ -374,10 +578,10 @@ class ChecklistPage(QWidget):
                 row.show_answer(answer.result, note=answer.note, rules=answer.rules,
                                 value=answer.value)
                 row.set_saved_state("saved")
-        for item_id, count in photos.items():
+        for item_id, infos in photos.items():
             row = self.rows.get(item_id)
-            for _ in range(count if row else 0):
-                row.add_photo()
+            for info in infos if row else []:
+                row.add_photo(info)
         self._update_progress()
 
     def focus_first_unanswered(self) -> None:
@@ -466,16 +670,18 @@ class ChecklistPage(QWidget):
         inspection_id = self.inspection_id
         item_id = row.item.id
 
-        def job(store: Any) -> int:
+        def job(store: Any) -> PhotoInfo:
             photo_id = services.attach_photo(store=store, inspection_id=inspection_id,
                                              source=source, item_id=item_id)
+            info = next(p for p in photo_infos(store, inspection_id).get(item_id, [])
+                        if p.id == photo_id)
             if captured:
                 # The store keeps the original byte for byte; the temporary copy can go.
                 # A folder that is not empty (or a file that will not go) is left behind.
                 with contextlib.suppress(OSError):
                     source.unlink(missing_ok=True)
                     source.parent.rmdir()
-            return photo_id
+            return info
 
         def failed(exc: BaseException) -> None:
             kept = f" A foto tirada continua em {source}." if captured and source.exists() \
@@ -483,13 +689,123 @@ class ChecklistPage(QWidget):
             self._photo_failed(row, exc, kept)
 
         row.photo_label.setText("Importando foto…")
-        self.ctx.tasks.run_store(job, lambda _id: row.add_photo(), failed, owner=row)
+        self.ctx.tasks.run_store(job, row.add_photo, failed, owner=row)
+
+    def _open_photo(self, row: ItemRow, photo_id: int) -> None:
+        photo = next((p for p in row.photos if p.id == photo_id), None)
+        if photo is None:
+            return
+        if PhotoViewer.ask(self, photo, f"Foto do item {row.item.id}") == "remove":
+            self.remove_photo(row, photo_id)
+
+    def remove_photo(self, row: ItemRow, photo_id: int) -> None:
+        """Take a photo out of the open inspection (store worker), then off the item."""
+        inspection_id = self.inspection_id
+
+        def failed(exc: BaseException) -> None:
+            self.banner.error(f"Foto do item {row.item.id} não removida: {describe_error(exc)}")
+
+        def removed(_r: object) -> None:
+            row.drop_photo(photo_id)
+            self.banner.show_message(f"Foto removida do item {row.item.id}.", "info")
+
+        self.ctx.tasks.run_store(
+            lambda store: services.remove_photo(store=store, inspection_id=inspection_id,
+                                                photo_id=photo_id),
+            removed, failed, owner=row)
 
     def _photo_failed(self, row: ItemRow, exc: BaseException, kept: str = "") -> None:
-        count = row.photos
-        row.photo_label.setText("" if not count else f"{count} foto(s)")
+        row._show_photos()
         self.banner.error(f"Foto do item {row.item.id} não importada: {describe_error(exc)}"
                           f"{kept}")
+
+    # --- marking the rest, jumping to an item -------------------------------------------------
+
+    def remaining(self, section: int | None = None) -> list[ItemRow]:
+        """Unanswered rows (of one section, or all) that "conforme" can answer: count items
+        need their number typed, so they are left for the inspector."""
+        groups = self._section_rows if section is None else [self._section_rows[section]]
+        return [r for rows in groups for r in rows
+                if r.result is None and r.item.kind != "count"]
+
+    def mark_remaining_ok(self, section: int | None) -> int:
+        """Answer "conforme" to the remaining items after a confirmation; how many."""
+        rows = self.remaining(section)
+        skipped = [r for rs in (self._section_rows if section is None
+                                else [self._section_rows[section]])
+                   for r in rs if r.result is None and r.item.kind == "count"]
+        if not rows:
+            self.banner.show_message("Não há itens sem resposta para marcar como conforme"
+                                     + (" (itens de quantidade pedem o número)." if skipped
+                                        else "."), "info")
+            return 0
+        if section is None:
+            where = "de todas as seções"
+        else:
+            where = f"da seção \"{str(self.sections.item(section).text()).split('  (')[0]}\""
+        if not ConfirmMarking.ask(self, len(rows), where):
+            return 0
+        for row in rows:
+            row.answer("ok")
+        note = (f" {len(skipped)} item(ns) de quantidade continuam sem resposta."
+                if skipped else "")
+        self.banner.show_message(f"{len(rows)} item(ns) marcados como conforme.{note}", "ok")
+        self.focus_first_unanswered()
+        return len(rows)
+
+    def _focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def _search_changed(self, text: str) -> None:
+        self._matches = match_items(text, ((i, f"{r.item.label} {r.item.criterion}")
+                                           for i, r in self.rows.items()))
+        self._match_index = -1
+        if not text.strip():
+            self.search_label.setText("")
+        elif not self._matches:
+            self.search_label.setText("Nenhum item encontrado.")
+        else:
+            first = self.rows[self._matches[0]].item
+            more = f" (e mais {len(self._matches) - 1}; Enter mostra o próximo)" \
+                if len(self._matches) > 1 else ""
+            self.search_label.setText(f"Enter: {first.id} – {first.label}{more}")
+
+    def jump_next(self) -> str | None:
+        """Go to the next item matching the search box; its id (None: no match)."""
+        if not self._matches:
+            return None
+        self._match_index = (self._match_index + 1) % len(self._matches)
+        item_id = self._matches[self._match_index]
+        self.jump_to(item_id)
+        row = self.rows[item_id]
+        self.search_label.setText(f"{self._match_index + 1} de {len(self._matches)}: "
+                                  f"{row.item.id} – {row.item.label}")
+        return item_id
+
+    def jump_to(self, item_id: str) -> None:
+        row = self.rows[item_id]
+        for index, rows in enumerate(self._section_rows):
+            if row in rows:
+                self.sections.setCurrentRow(index)
+        row.setFocus(Qt.FocusReason.OtherFocusReason)
+        scroll = self.stack.currentWidget()
+        if isinstance(scroll, QScrollArea):
+            scroll.ensureWidgetVisible(row)
+
+    def _date_refused(self, row: ItemRow, message: str) -> None:
+        self.banner.error(f"Item {row.item.id}: {message}")
+
+    def date_problems(self) -> list[tuple[QWidget, str, Any]]:
+        """(field, message, re-check) of every date typed wrong, for FieldProblems."""
+        out: list[tuple[QWidget, str, Any]] = []
+        for row in self.rows.values():
+            message = row.date_error()
+            if message and isinstance(row.value_edit, QWidget):
+                out.append((row.value_edit, f"Item {row.item.id}: {message}",
+                            lambda r=row: (f"Item {r.item.id}: {r.date_error()}"
+                                           if r.date_error() else None)))
+        return out
 
     def _update_progress(self) -> None:
         answered = self.answered()

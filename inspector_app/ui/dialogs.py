@@ -76,9 +76,45 @@ class RemoveInfractionDialog(ReasonDialog):
 
 
 class CancelAutoDialog(ReasonDialog):
+    """The reason and, since cancelling is a signing act, the supervisor's password asked
+    again at that moment (checked by ``services.cancel_auto``)."""
+
     TITLE = "Cancelar auto"
     PROMPT = ("Motivo do cancelamento (fica registrado; o auto original permanece arquivado, "
               "sem alteração):")
+
+    def __init__(self, parent: QWidget | None, prompt: str) -> None:
+        super().__init__(parent, prompt)
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password.setAccessibleName("Senha do supervisor")
+        self.password.setMinimumHeight(TOUCH_TARGET_PX)
+        label = QLabel("Confirme com a sua &senha (o cancelamento é assinado por você):")
+        label.setWordWrap(True)
+        label.setBuddy(self.password)
+        layout = self.layout()
+        index = layout.indexOf(self.banner)
+        layout.insertWidget(index, label)
+        layout.insertWidget(index + 1, self.password)
+
+    def _check(self) -> None:
+        if len(self.reason()) < MIN_REASON:
+            self.banner.error(f"Escreva o motivo com pelo menos {MIN_REASON} caracteres.")
+            self.text.setFocus()
+            return
+        if not self.password.text():
+            self.banner.error("Digite a sua senha para confirmar o cancelamento.")
+            self.password.setFocus()
+            return
+        self.accept()
+
+    @classmethod
+    def ask_with_password(cls, parent: QWidget | None) -> tuple[str, str] | None:
+        """(reason, password), or None when the supervisor went back."""
+        dialog = cls(parent, cls.PROMPT)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.reason(), dialog.password.text()
 
 
 class AbandonDialog(ReasonDialog):

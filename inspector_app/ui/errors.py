@@ -40,7 +40,7 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, IdentityError):
         return str(exc)
     if isinstance(exc, CaseError):
-        return f"Dado inválido ({exc.field}): {exc.message}. Corrija e tente de novo."
+        return f"{exc.message_pt} Corrija e tente de novo."
     if isinstance(exc, OSError):
         detail = exc.strerror or str(exc)
         return (

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app import services
+from inspector_app.domain.fieldtext import plate_display
 from inspector_app.domain.identity import IdentityError, parse_plate
 from inspector_app.ui import queries
 from inspector_app.ui.context import AppContext
@@ -85,7 +86,7 @@ def search_records(store: Any, text: str, holder: str = "",
     if not found:
         criteria = []
         if plate:
-            criteria.append(f"placa {plate.upper()}")
+            criteria.append(f"placa {plate_display(plate)}")
         if holder:
             criteria.append(f"permissionário \"{holder}\"")
         if day:
@@ -96,19 +97,31 @@ def search_records(store: Any, text: str, holder: str = "",
     return found
 
 
-def describe_record(record: Any, cancelled: bool) -> str:
-    """A read-only summary of a sealed record, as rich text."""
+def load_details(store: Any, record_id: str) -> tuple[Any, Any]:
+    """The record and the cancelamento that refers to it, if any (store worker)."""
+    record = services.find_record(store=store, number=record_id)
+    return record, services.cancellation_of(store=store, record_id=record_id)
+
+
+def describe_record(record: Any, cancelled: Any) -> str:
+    """A read-only summary of a sealed record, as rich text; ``cancelled`` is the
+    ``services.Cancellation`` that refers to it (or a bool, for an unknown one)."""
     env = record.envelope
     body = env.get("body", {})
     kind = queries.KIND_LABELS.get(record.kind, record.kind)
+    if isinstance(cancelled, services.Cancellation):
+        situation = (f"CANCELADO pelo registro n.º {cancelled.number} em "
+                     f"{datetime_br(cancelled.created_at)}")
+    else:
+        situation = "CANCELADO" if cancelled else "válido"
     rows = [("Documento", f"{kind} n.º {record.display_number}"),
             ("Selado em", datetime_br(record.created_at)),
             ("Código de verificação", record.verification_code),
-            ("Situação", "CANCELADO" if cancelled else "válido")]
+            ("Situação", situation)]
     vehicle = body.get("vehicle") or {}
     if vehicle:
         holder = vehicle.get("holder_name") or "não cadastrado"
-        rows.append(("Veículo", f"{vehicle.get('plate', '—')} – {holder}"))
+        rows.append(("Veículo", f"{plate_display(vehicle.get('plate')) or '—'} – {holder}"))
     location = body.get("location") or {}
     if location:
         rows.append(("Local", f"{LOCATION_LABELS.get(location.get('type'), '')}: "
@@ -125,6 +138,9 @@ def describe_record(record: Any, cancelled: bool) -> str:
     html = "".join(f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td>"
                    f"<td>{escape(str(v))}</td></tr>" for k, v in rows)
     parts = [f"<table>{html}</table>"]
+    if cancelled:
+        parts.insert(0, "<p style='color:#b3261e;font-size:large'><b>"
+                        f"{escape(situation)}</b></p>")
     infractions = (body.get("outcome") or {}).get("infractions") or []
     if infractions:
         items = "".join(
@@ -171,6 +187,7 @@ class HistoryPage(QWidget):
         self.search_button.clicked.connect(self.search)
         self.table = list_table(COLUMNS, COLUMNS.index("Permissionário"), COLUMNS.index("Local"))
         self.table.itemSelectionChanged.connect(self._sync)
+        self.table.itemSelectionChanged.connect(self._show_details)
         self.table.itemActivated.connect(lambda _i: self.open_selected())
         self.open_button = big_button("&Abrir")
         self.open_button.clicked.connect(self.open_selected)
@@ -315,18 +332,38 @@ class HistoryPage(QWidget):
 
     # --- actions ----------------------------------------------------------------------------------
 
+    def _show_details(self) -> None:
+        """The details pane follows the selected row (read from the store, so it says
+        CANCELADO, with the cancelling record, as soon as a cancellation is sealed)."""
+        chosen = self.selected()
+        if chosen is None:
+            self.details.clear()
+            return
+
+        def loaded(found: tuple[Any, Any]) -> None:
+            record, cancellation = found
+            current = self.selected()
+            if current is None or current.id != record.id:
+                return  # another row was chosen meanwhile
+            self.details.setHtml(describe_record(record, cancellation))
+
+        self.ctx.tasks.run_store(
+            lambda store: load_details(store, chosen.id), loaded,
+            lambda exc: self.banner.error(describe_error(exc)), owner=self)
+
     def open_selected(self, *, print_after: bool = False) -> None:
         chosen = self.selected()
         if chosen is None:
             return
 
-        def loaded(record: Any) -> None:
-            self.details.setHtml(describe_record(record, chosen.cancelled))
+        def loaded(found: tuple[Any, Any]) -> None:
+            record, cancellation = found
+            self.details.setHtml(describe_record(record, cancellation))
             self.panel.show_records([(record.id, record.kind, record.display_number)],
                                     then=self.panel.print_current if print_after else None)
 
         self.ctx.tasks.run_store(
-            lambda store: services.find_record(store=store, number=chosen.id), loaded,
+            lambda store: load_details(store, chosen.id), loaded,
             lambda exc: self.banner.error(describe_error(exc)), owner=self)
 
     def reprint_selected(self) -> None:
@@ -337,9 +374,10 @@ class HistoryPage(QWidget):
         chosen = self.selected()
         if chosen is None or not self.ctx.can("cancel_auto"):
             return
-        reason = CancelAutoDialog.ask(self)
-        if reason is None:
+        answer = CancelAutoDialog.ask_with_password(self)
+        if answer is None:
             return
+        reason, password = answer
         session = self.ctx.session
 
         def cancelled(result: Any) -> None:
@@ -350,10 +388,18 @@ class HistoryPage(QWidget):
             self.ctx.records_did_change.emit()
             self.results = [queries.RecordSummary(**{**r.__dict__, "cancelled": True})
                             if r.id == chosen.id else r for r in self.results]
+            row = next(i for i, r in enumerate(self.results) if r.id == chosen.id)
             self._show(self.results)
+            self.table.selectRow(row)
+            self._show_details()  # the details pane now says CANCELADO, with the notice
             self.panel.show_records([(record.id, record.kind, record.display_number)])
+
+        def failed(exc: BaseException) -> None:
+            self.banner.error(describe_error(exc))
+            self.cancel_button.setFocus()
 
         self.ctx.tasks.run_store(
             lambda store: services.cancel_auto(store=store, session=session,
-                                               record_id=chosen.id, reason=reason),
-            cancelled, lambda exc: self.banner.error(describe_error(exc)), owner=self)
+                                               record_id=chosen.id, reason=reason,
+                                               password=password),
+            cancelled, failed, owner=self)

@@ -37,10 +37,13 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app import services
-from inspector_app.ui.checklist import ChecklistPage
+from inspector_app.domain.fieldtext import document_display, plate_display
+from inspector_app.ui.checklist import ChecklistPage, photo_infos
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.dialogs import AbandonDialog
 from inspector_app.ui.errors import describe_error
+from inspector_app.ui.fields import Check, FieldProblems
+from inspector_app.ui.location import GpsButton
 from inspector_app.ui.printing import PrintPanel
 from inspector_app.ui.result import ResultPage
 from inspector_app.ui.signatures import SignatureBox
@@ -93,10 +96,13 @@ class WizardState:
     sealed: Any = None  # services.SealResult
 
     def summary(self) -> str:
-        plate = self.plate or "sem placa"
+        plate = plate_display(self.plate) or "sem placa"
         flag = "" if self.vehicle_view is not None else " (não cadastrado)"
         return (f"{INSPECTION_KIND_LABELS[self.kind]} · {self.pack_id} · {plate}{flag} · "
                 f"{LOCATION_LABELS.get(self.location_type, self.location_type)}: {self.place}")
+
+
+COORDINATE_EXAMPLES = {"Latitude": "-15,7801", "Longitude": "-47,9292"}  # Brasília
 
 
 def _coordinate(text: str, name: str, limit: float) -> float | None:
@@ -107,7 +113,9 @@ def _coordinate(text: str, name: str, limit: float) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"{name} inválida: use graus decimais, por exemplo -15,7801.") from None
+        example = COORDINATE_EXAMPLES.get(name, "-15,7801")
+        raise ValueError(f"{name} inválida: use graus decimais, por exemplo {example}.") \
+            from None
     if not -limit <= value <= limit:
         raise ValueError(f"{name} fora do intervalo -{limit:g} a {limit:g}.")
     return value
@@ -141,9 +149,14 @@ class PlaceStep(QWidget):
         self.place = QLineEdit()
         self.place.setPlaceholderText("Endereço ou referência (ex.: Terminal Rural de Planaltina)")
         self.latitude = QLineEdit()
-        self.latitude.setPlaceholderText("opcional, ex.: -15,7801")
+        self.latitude.setPlaceholderText(f"opcional, ex.: {COORDINATE_EXAMPLES['Latitude']}")
         self.longitude = QLineEdit()
-        self.longitude.setPlaceholderText("opcional, ex.: -47,9292")
+        self.longitude.setPlaceholderText(f"opcional, ex.: {COORDINATE_EXAMPLES['Longitude']}")
+        self.gps = GpsButton()
+        self.gps.position_found.connect(self._gps_found)
+        self.gps.position_failed.connect(self._gps_failed)
+        self.gps_note = QLabel("")
+        self.gps_note.setWordWrap(True)
         self.start_of_operation = QCheckBox("Início da operação do dia (art. 37, V)")
         self.start_of_operation.setToolTip(
             "Marque quando o veículo é fiscalizado antes de iniciar a operação: alguns "
@@ -156,39 +169,107 @@ class PlaceStep(QWidget):
         coords.addWidget(self.latitude)
         coords.addWidget(_form_label("Lon&gitude:", self.longitude))
         coords.addWidget(self.longitude)
+        coords.addWidget(self.gps)
         form = QFormLayout(self)
         form.addRow(_form_label("&Pacote:", self.pack), self.pack)
         form.addRow(QLabel("Tipo:"), kind_row)
         form.addRow(_form_label("Tipo de &local:", self.location), self.location)
         form.addRow(_form_label("Local (&endereço):", self.place), self.place)
         form.addRow(_form_label("La&titude:", self.latitude), coords)
+        form.addRow(QLabel(""), self.gps_note)
+        form.setRowVisible(self.gps_note, False)
+        self._form = form
         form.addRow(QLabel(""), self.start_of_operation)
+        self.pack.currentIndexChanged.connect(lambda _i: self._pack_changed())
 
-    def set_packs(self, listings: list[Any]) -> None:
+    def set_packs(self, listings: list[Any], preselected: str | None = None,
+                  start_questions: dict[str, str | None] | None = None) -> None:
+        """The packs of the inspector's órgão (``services.packs_for_session``), the
+        preselected one chosen; the start-of-operation question only for a pack that has
+        a ground depending on it."""
+        self._start_questions = dict(start_questions or {})
         self.pack.clear()
         for listing in listings:
             if listing.problems:
                 continue
             status = "" if listing.status == "in_force" else " (histórico)"
             self.pack.addItem(f"{listing.id} – {listing.title}{status}", listing.id)
+        index = self.pack.findData(preselected) if preselected else -1
+        if index >= 0:
+            self.pack.setCurrentIndex(index)
+        self._pack_changed()
+
+    def _pack_changed(self) -> None:
+        questions = getattr(self, "_start_questions", None)
+        if questions is None:
+            return
+        label = questions.get(self.pack.currentData())
+        self.start_of_operation.setVisible(label is not None)
+        if label is None:
+            self.start_of_operation.setChecked(False)
+        else:
+            self.start_of_operation.setText(label)
 
     def _kind_changed(self, vistoria: bool) -> None:
         key = "patio_vistoria" if vistoria else "terminal"
         self.location.setCurrentIndex(self.location.findData(key))
 
-    def collect(self) -> str | None:
-        state = self.state
-        if self.pack.currentData() is None:
-            return "Nenhum pacote de regulamentação disponível: verifique a pasta forms/."
-        place = self.place.text().strip()
-        if not place:
-            self.place.setFocus()
+    def _gps_found(self, latitude: float, longitude: float, accuracy: object) -> None:
+        self.latitude.setText(f"{latitude:.6f}".replace(".", ","))
+        self.longitude.setText(f"{longitude:.6f}".replace(".", ","))
+        precision = f" (precisão de cerca de {accuracy:.0f} m)" \
+            if isinstance(accuracy, float) else ""
+        self.gps_note.setText(f"Posição preenchida pelo GPS{precision}.")
+        self.gps_note.setStyleSheet("color:#1e7b34;")
+        self._form.setRowVisible(self.gps_note, True)
+
+    def _gps_failed(self, message: str) -> None:
+        self.gps_note.setText(message)
+        self.gps_note.setStyleSheet("color:#b3261e;")
+        self._form.setRowVisible(self.gps_note, True)
+
+    def problems(self) -> list[tuple[QWidget, str, Check | None]]:
+        """Every error of this step at once: (field, message, re-check)."""
+
+        def place() -> str | None:
+            if self.place.text().strip():
+                return None
             return "Informe o local da inspeção (endereço ou referência)."
-        try:
-            latitude = _coordinate(self.latitude.text(), "Latitude", 90)
-            longitude = _coordinate(self.longitude.text(), "Longitude", 180)
-        except ValueError as exc:
-            return str(exc)
+
+        def coordinate(edit: QLineEdit, name: str, limit: float) -> Check:
+            def check() -> str | None:
+                try:
+                    _coordinate(edit.text(), name, limit)
+                except ValueError as exc:
+                    return str(exc)
+                return None
+            return check
+
+        found: list[tuple[QWidget, str, Check | None]] = []
+        if self.pack.currentData() is None:
+            found.append((self.pack, "Nenhum pacote de regulamentação disponível: verifique "
+                                     "a pasta forms/.", None))
+        checks: list[tuple[QWidget, Check]] = [
+            (self.place, place),
+            (self.latitude, coordinate(self.latitude, "Latitude", 90)),
+            (self.longitude, coordinate(self.longitude, "Longitude", 180))]
+        for widget, check in checks:
+            message = check()
+            if message:
+                found.append((widget, message, check))
+        return found
+
+    def collect(self) -> str | None:
+        """Store the step in the state; the first problem's message when there is one
+        (``problems()`` has them all)."""
+        problems = self.problems()
+        if problems:
+            problems[0][0].setFocus()
+            return problems[0][1]
+        state = self.state
+        place = self.place.text().strip()
+        latitude = _coordinate(self.latitude.text(), "Latitude", 90)
+        longitude = _coordinate(self.longitude.text(), "Longitude", 180)
         state.pack_id = self.pack.currentData()
         state.kind = "vistoria" if self.vistoria.isChecked() else "fiscalizacao"
         state.location_type = self.location.currentData()
@@ -207,7 +288,7 @@ def describe_vehicle(view: Any, pack_id: str) -> str:
     holder, line = view.holder, view.line
     rows = [("Placa", f"{view.plate_display}"), ("Modelo", view.make_model or "—")]
     if holder is not None:
-        document = holder.document or "—"
+        document = document_display(holder.document) or "—"
         rows.append(("Permissionário", f"{holder.name} ({document})"))
         until = f", válida até {date_br(holder.permit_valid_until)}" \
             if holder.permit_valid_until else ""
@@ -307,7 +388,10 @@ class VehicleStep(QWidget):
 
         def found(view: Any) -> None:
             self.lookup_button.setEnabled(True)
-            self.state.looked_up_plate = text
+            shown = plate_display(text)  # one form on screen: ABC-1234 or ABC1D23
+            if self.plate.text().strip() == text:
+                self.plate.setText(shown)
+            self.state.looked_up_plate = shown
             self.banner.clear_message()
             self.show_view(view)
             if view is not None and then is not None:
@@ -318,6 +402,7 @@ class VehicleStep(QWidget):
             self.card.setText("")
             self.banner.error(describe_error(exc))
             self.plate.setFocus()
+            self.plate.selectAll()
 
         self.ctx.tasks.run_store(lambda store: reference.find_vehicle(store, text), found,
                                  failed, owner=self)
@@ -364,7 +449,8 @@ class VehicleStep(QWidget):
 
 
 def describe_driver(view: Any) -> str:
-    rows = [("Nome", view.name), ("CPF", view.cpf), ("CNH", view.cnh or "—"),
+    rows = [("Nome", view.name), ("CPF", document_display(view.cpf) or "—"),
+            ("CNH", view.cnh or "—"),
             ("Categoria / validade", f"{view.cnh_category or '—'} · "
                                      f"{date_br(view.cnh_valid_until)}"),
             ("Cadastro", "cadastrado" if view.registered else "NÃO cadastrado"),
@@ -375,6 +461,31 @@ def describe_driver(view: Any) -> str:
         items = "".join(f"<li>{escape(w)}</li>" for w in view.warnings)
         return f"<table>{html}</table><ul style='color:#b3261e'>{items}</ul>"
     return f"<table>{html}</table>"
+
+
+DRIVER_HINT = ("Informe o CPF ou a CNH do condutor e tecle Enter (ou toque em Consultar). "
+               "Se o condutor estiver ausente ou sem documento, marque \"Condutor não "
+               "identificado\".")
+
+
+class WhichIsTrue:
+    """Ask which of two contradicting facts is true; the index of the chosen option (or
+    -1 when the question is closed). Tests replace :meth:`ask`."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, title: str, text: str,
+            options: tuple[str, ...]) -> int:
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(parent)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(title)
+        box.setText(text)
+        buttons = [box.addButton(o, QMessageBox.ButtonRole.AcceptRole) for o in options]
+        box.setDefaultButton(buttons[-1])  # keeping what was typed loses nothing
+        box.exec()
+        clicked = box.clickedButton()
+        return buttons.index(clicked) if clicked in buttons else -1
 
 
 class DriverStep(QWidget):
@@ -392,9 +503,11 @@ class DriverStep(QWidget):
         self.cnh.setPlaceholderText("11 dígitos")
         self.lookup_button = big_button("Consultar con&dutor")
         self.lookup_button.clicked.connect(lambda: self.lookup())
+        self.cpf.returnPressed.connect(lambda: self.lookup())
+        self.cnh.returnPressed.connect(lambda: self.lookup())
         self.absent = QCheckBox("Condutor não identificado (ausente ou sem documento)")
         self.absent.toggled.connect(self._absent_changed)
-        self.card = QLabel("Informe o CPF ou a CNH e toque em Consultar (opcional).")
+        self.card = QLabel(DRIVER_HINT)
         self.card.setWordWrap(True)
         self.card.setTextFormat(Qt.TextFormat.RichText)
         self.manual = QGroupBox("Condutor não cadastrado")
@@ -419,12 +532,48 @@ class DriverStep(QWidget):
     def _key(self) -> tuple[str, str]:
         return (self.cpf.text().strip(), self.cnh.text().strip())
 
+    def named(self) -> str:
+        """Who the fields name ("" when nothing was typed or looked up)."""
+        view = self.state.driver_view
+        if view is not None and self.state.looked_up_driver == self._key():
+            return f"{view.name} (CPF {document_display(view.cpf)})"
+        cpf, cnh = self._key()
+        name = self.name.text().strip()
+        parts = [name] if name else []
+        if cpf:
+            parts.append(f"CPF {document_display(cpf)}")
+        if cnh:
+            parts.append(f"CNH {cnh}")
+        return " – ".join(parts)
+
     def _absent_changed(self, absent: bool) -> None:
+        named = self.named()
+        if absent and named:
+            choice = WhichIsTrue.ask(
+                self, "Condutor identificado ou ausente?",
+                f"Você informou o condutor {named}, e marcou que o condutor não foi "
+                "identificado. Qual das duas é verdade?",
+                ("O condutor não foi identificado: descartar o CPF/CNH informado",
+                 f"O condutor é {named}: manter"))
+            if choice != 0:
+                self.absent.blockSignals(True)
+                self.absent.setChecked(False)
+                self.absent.blockSignals(False)
+                self.cpf.setFocus()
+                return
+            for edit in (self.cpf, self.cnh, self.name):
+                edit.clear()
+            self.state.looked_up_driver = None
+            self.state.driver_view = None
+            self.manual.hide()
+            self.card.setText(DRIVER_HINT)
         for widget in (self.cpf, self.cnh, self.lookup_button, self.manual):
             widget.setEnabled(not absent)
 
     def lookup(self, then: Done | None = None) -> None:
         cpf, cnh = self._key()
+        if self.absent.isChecked():
+            return
         if not cpf and not cnh:
             self.banner.error("Informe o CPF ou a CNH do condutor, ou marque \"Condutor não "
                               "identificado\".")
@@ -449,6 +598,10 @@ class DriverStep(QWidget):
         def failed(exc: BaseException) -> None:
             self.lookup_button.setEnabled(True)
             self.banner.error(describe_error(exc))
+            field = getattr(exc, "field", "")
+            edit = self.cnh if "cnh" in str(field) or (cnh and not cpf) else self.cpf
+            edit.setFocus()
+            edit.selectAll()
 
         self.ctx.tasks.run_store(
             lambda store: reference.find_driver(store, cpf=cpf or None, cnh=cnh or None),
@@ -652,6 +805,7 @@ class InspectionWizard(QWidget):
         self.steps_label.setWordWrap(True)
         self.title = heading("")
         self.banner = Banner()
+        self.problems = FieldProblems(self.banner)
         # What a registry update changed under this inspection; stays across steps.
         self.registry_notice = Banner()
         self._registry_lines: list[Notice] = []
@@ -695,38 +849,37 @@ class InspectionWizard(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addLayout(footer)
         self._busy = False
+        self._focus_before: QWidget | None = None
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self._go(LOCAL)
 
     # --- starting ---------------------------------------------------------------------------------
 
     def start_new(self) -> None:
         """Load the packs (store worker) for a new inspection."""
-        from inspector_app.packs import list_packs
-
         self._set_busy(True)
+        session = self.ctx.session
 
-        def loaded(listings: list[Any]) -> None:
+        def loaded(offer: Any) -> None:
             self._set_busy(False)
-            self.place_step.set_packs(listings)
+            self.place_step.set_packs(list(offer.listings), offer.preselected,
+                                      dict(offer.start_of_operation))
             self.place_step.place.setFocus()
 
-        self.ctx.tasks.run_store(lambda _store: list_packs(), loaded, self._failed, owner=self)
+        self.ctx.tasks.run_store(lambda _store: services.packs_for_session(session=session),
+                                 loaded, self._failed, owner=self)
 
     def resume(self, inspection_id: str) -> None:
         """Reopen an open inspection at the checklist with every saved answer."""
         from inspector_app.packs import get_pack
         from inspector_app.store import inspections as repo
 
-        def load(store: Any) -> tuple[Any, Any, dict[str, Any], dict[str, int]]:
+        def load(store: Any) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
             insp = repo.get_inspection(store, inspection_id)
-            photos: dict[str, int] = {}
-            for photo in repo.photos(store, inspection_id):
-                if photo.item_id:
-                    photos[photo.item_id] = photos.get(photo.item_id, 0) + 1
             return (insp, get_pack(insp.pack_id), repo.current_answers(store, inspection_id),
-                    photos)
+                    photo_infos(store, inspection_id))
 
-        def loaded(data: tuple[Any, Any, dict[str, Any], dict[str, int]]) -> None:
+        def loaded(data: tuple[Any, Any, dict[str, Any], dict[str, Any]]) -> None:
             insp, pack, answers, photos = data
             self._set_busy(False)
             state = self.state
@@ -776,6 +929,7 @@ class InspectionWizard(QWidget):
                                   PRINT: "&Concluir"}.get(step, "&Avançar"))
         if step not in (CHECKLIST, RESULT):
             self.banner.clear_message()
+        self.problems.clear()
 
     def back(self) -> None:
         if self._busy:
@@ -800,10 +954,9 @@ class InspectionWizard(QWidget):
         handler()
 
     def _next_from_place(self) -> None:
-        problem = self.place_step.collect()
-        if problem:
-            self.banner.error(problem)
+        if self.problems.report(self.place_step.problems()):
             return
+        self.place_step.collect()
         self._go(VEHICLE)
         self.vehicle_step.plate.setFocus()
 
@@ -854,6 +1007,8 @@ class InspectionWizard(QWidget):
         self.ctx.tasks.run_store(start, started, self._failed, owner=self)
 
     def _next_from_checklist(self) -> None:
+        if self.problems.report(self.checklist.date_problems()):
+            return
         unsaved = self.checklist.unsaved()
         failed = [i for i in unsaved if self.checklist.rows[i].saved_state == "error"]
         if failed:
@@ -1025,7 +1180,7 @@ class InspectionWizard(QWidget):
             vehicle, driver = found
             notices: list[Notice] = []
             if plate is not None:
-                shown = vehicle.plate_display if vehicle is not None else plate.upper()
+                shown = vehicle.plate_display if vehicle is not None else plate_display(plate)
                 notices += vehicle_notices(shown, state.vehicle_view, vehicle)
                 self.vehicle_step.show_view(vehicle)
                 if vehicle is None and notices and self.step > VEHICLE:
@@ -1064,7 +1219,7 @@ class InspectionWizard(QWidget):
             insp, vehicle, driver = found
             notices: list[Notice] = []
             if insp.plate:
-                notices += vehicle_notices(insp.plate, insp.vehicle, vehicle)
+                notices += vehicle_notices(plate_display(insp.plate), insp.vehicle, vehicle)
             if insp.driver.get("cpf") or insp.driver.get("cnh"):
                 notices += driver_notices(insp.driver, driver)
             self._registry_lines = notices
@@ -1117,11 +1272,47 @@ class InspectionWizard(QWidget):
     def _failed(self, exc: BaseException) -> None:
         self._set_busy(False)
         self.banner.error(describe_error(exc))
+        widget = self.field_widget(str(getattr(exc, "field", "") or ""))
+        if widget is not None and widget.isVisible() and widget.isEnabled():
+            widget.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def field_widget(self, field: str) -> QWidget | None:
+        """The input a refusal names (``ServiceError.field``), when this step shows it."""
+        v, d, p = self.vehicle_step, self.driver_step, self.place_step
+        widgets: dict[str, QWidget] = {
+            "place": p.place, "latitude": p.latitude, "longitude": p.longitude,
+            "pack_id": p.pack, "location_type": p.location, "plate": v.plate,
+            "vehicle.make_model": v.make_model, "vehicle.renavam": v.renavam,
+            "renavam": v.renavam, "driver.cpf": d.cpf, "cpf": d.cpf, "driver.cnh": d.cnh,
+            "cnh": d.cnh, "driver.name": d.name, "narrative": self.result.narrative,
+            "retention_place": getattr(self.result, "retention_place", None),
+            "note": self.signatures.driver.note,
+        }
+        return widgets.get(field) or widgets.get(field.rsplit(".", 1)[-1])
 
     def _set_busy(self, busy: bool) -> None:
+        """While the store works the buttons are disabled; disabling the focused one hands
+        focus to the next control in the window (the lock button, where a stray Enter
+        locks the session), so focus is kept here and given back afterwards."""
+        from PySide6.QtWidgets import QApplication
+
+        if busy and not self._busy:
+            self._focus_before = QApplication.focusWidget()
         self._busy = busy
+        if busy:
+            self.setFocus(Qt.FocusReason.OtherFocusReason)  # nothing outside receives Enter
         self.next_button.setEnabled(not busy)
         self.abandon_button.setEnabled(not busy)
+        if not busy:
+            focus = QApplication.focusWidget()
+            before = self._focus_before
+            self._focus_before = None
+            if focus is None or focus is self or not self.isAncestorOf(focus):
+                if before is not None and self.isAncestorOf(before) and before.isVisible() \
+                        and before.isEnabled():
+                    before.setFocus(Qt.FocusReason.OtherFocusReason)
+                elif self.next_button.isVisible():
+                    self.next_button.setFocus(Qt.FocusReason.OtherFocusReason)
 
 
 def _kind_label(kind: str) -> str:

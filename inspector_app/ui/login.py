@@ -28,6 +28,9 @@ def _seed_demo(store, vehicles: int) -> dict[str, int]:
     from inspector_app import demo
 
     counts = demo.seed_registry(store, vehicles=vehicles)
+    # The demo numbering exists from the start (one series per órgão): the first screen
+    # must not say "Numeração esgotada" on a fresh install.
+    services.prepare_demo_numbering(store=store)
     return counts
 
 

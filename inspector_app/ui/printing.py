@@ -14,6 +14,7 @@ set explicitly (DESIGN.md §9).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -95,8 +96,12 @@ def prepare_document(store: Any, record_id: str, *, copy: str, layout: str,
         raise UiError(NO_DOCUMENTS)
     record = services.find_record(store=store, number=record_id)
     k = queries.print_count(store, record_id, copy)
+    # A cancelled record prints only marked CANCELADO (every page, with the cancelling
+    # record's number and date): "Reimprimir" never gives an unmarked copy.
+    cancelled = services.cancellation_of(store=store, record_id=record_id)
     pdf = docs.render_document(record, blob_dir=store.blob_dir, layout=layout, copy=copy,
-                               reprint_number=k, demo=demo)
+                               reprint_number=k, demo=demo,
+                               cancellation=cancelled.as_mark() if cancelled else None)
     # The document as issued is archived at once; a reprint only once it is printed.
     path = archive_document(store, record_id, layout, copy, k, pdf) if k == 0 else None
     return PreparedDocument(record_id, record.kind, record.display_number, copy, layout, k,
@@ -111,8 +116,11 @@ def archive_document(store: Any, record_id: str, layout: str, copy: str, k: int,
         raise UiError(NO_DOCUMENTS)
     from inspector_app.media.photos import blob_path
 
+    digest = hashlib.sha256(pdf).hexdigest()
+    # The same bytes only: a copy printed after a cancellation differs (it is marked).
     same = [d for d in docs.archived_documents(store, record_id)
-            if (d.layout, d.copy, d.reprint_number) == (layout, copy, k)]
+            if (d.layout, d.copy, d.reprint_number) == (layout, copy, k)
+            and d.pdf_sha256 == digest]
     sha = same[0].pdf_sha256 if same else docs.archive_pdf(store, record_id, layout, copy, k,
                                                              pdf)
     return Path(blob_path(store.blob_dir, sha, ".pdf"))

@@ -11,6 +11,7 @@ from typing import Any
 
 from inspector_app import services
 from inspector_app.domain.documents import RECORD_KIND_LABELS
+from inspector_app.domain.fieldtext import plate_display
 from inspector_app.store.sealing import SealedRecord
 
 KIND_LABELS = RECORD_KIND_LABELS
@@ -53,7 +54,7 @@ def _summary(record: SealedRecord, cancelled: set[str]) -> RecordSummary:
     place = str(location.get("place") or body.get("place") or "")
     return RecordSummary(
         id=record.id, kind=record.kind, number=record.display_number,
-        created_at=record.created_at, plate=str(vehicle.get("plate") or ""),
+        created_at=record.created_at, plate=plate_display(str(vehicle.get("plate") or "")),
         place=place, verification_code=record.verification_code,
         cancelled=record.id in cancelled, refers_to=env.get("refers_to"),
         holder=str(vehicle.get("holder_name") or ""),

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app import services
+from inspector_app.domain.fieldtext import plate_display
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.printing import PrintPanel
@@ -88,7 +89,8 @@ def load_held(store: Any) -> list[HeldVehicle]:
         )
         grounds = tuple(held["grounds"])
         out.append(HeldVehicle(
-            record_id=held["record_id"], number=held["number"], plate=held["plate"] or "—",
+            record_id=held["record_id"], number=held["number"],
+            plate=plate_display(held["plate"]) or "—",
             place=held["place"] or "—", grounds=grounds,
             grounds_text="\n".join(cited.get(g, g) for g in grounds),
             retained_at=held["retained_at"], failed_items=failed,

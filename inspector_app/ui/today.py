@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector_app import services
+from inspector_app.domain.fieldtext import plate_display
 from inspector_app.ui import queries
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.errors import describe_error
@@ -74,7 +75,8 @@ def load_day(store: Any, matricula: str) -> DaySnapshot:
         alerts.append(("info", f"{pending} registro(s) selado(s) aguardando envio à sede. Eles "
                                "estão guardados neste dispositivo e são enviados assim que a "
                                "sede estiver acessível (veja Sincronização)."))
-    mine = [OpenInspection(i.id, i.started_at, i.kind, i.pack_id, i.plate or "—", i.place)
+    mine = [OpenInspection(i.id, i.started_at, i.kind, i.pack_id, plate_display(i.plate) or "—",
+                           i.place)
             for i in repo.open_inspections(store) if i.matricula == matricula]
     return DaySnapshot(tuple(alerts), tuple(mine), tuple(queries.records_of_today(store)),
                        pending, len(held))

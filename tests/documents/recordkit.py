@@ -18,6 +18,8 @@ from inspector_app.store.db import Store, open_store
 from inspector_app.store.sealing import SealedRecord
 
 TODAY = dt.date(2026, 4, 14)
+KIT_HQ_URL = "https://fiscalizacao.example.org"
+KIT_VERIFY_BASE = KIT_HQ_URL + "/verify/"
 INSPECTOR = services.Session("1002", "Maria da Conceição Araújo", "inspector")
 DESK = services.Session("1003", "Antônio Carlos Gonçalves", "retention_desk")
 SUPERVISOR = services.Session("1004", "Luíza Helena Magalhães", "supervisor")
@@ -93,6 +95,8 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
     rng = random.Random(20260414)
     store = open_store(data_dir)
     seed_registry(store, vehicles=60, seed=4, today=TODAY)
+    # HQ's public address as enrolment leaves it: documents print it and put it in the QR.
+    store.set_meta("hq_public_url", KIT_HQ_URL)
     records: dict[str, SealedRecord] = {}
 
     # DF STPA fiscalização: 4 photos, GPS, driver refuses, retention at a terminal.
@@ -216,7 +220,7 @@ def build_kit(data_dir: Path, photo_dir: Path) -> Kit:
 
     # Cancellation of the Juiz de Fora auto by a supervisor.
     sealed = services.cancel_auto(
-        store=store, session=SUPERVISOR, record_id=records["auto_infracao_jf"].id,
+        password="demo1004", store=store, session=SUPERVISOR, record_id=records["auto_infracao_jf"].id,
         reason="Auto lavrado com a placa de outro veículo da mesma empresa.",
     )
     records["cancelamento"] = sealed.records[0]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 
 import pytest
 
 from inspector_app.documents import archive_pdf, archived_documents, next_reprint_number
 from inspector_app.media.photos import blob_path
+from inspector_app.store import dbapi
 from inspector_app.store.db import StoreError, open_store
 
 
@@ -59,7 +59,7 @@ def test_bytes_that_are_not_a_pdf_are_refused(kit):
 def test_archived_rows_cannot_change_even_from_raw_sql(kit, rendered, statement):
     record = kit.records["termo_liberacao"]
     archive_pdf(kit.store, record.id, "a4", "1", 0, rendered("termo_liberacao"))
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+    with pytest.raises(dbapi.IntegrityError, match="append-only"):
         kit.store.conn.execute(statement)
 
 

@@ -22,7 +22,8 @@ def test_each_checklist_item_prints_with_its_result(rendered, kit, name, layout)
     assert "AUTO DE VISTORIA" in text
     assert f"Resultado da vistoria: {body['result'].upper()}" in text
     for item_id, answer in body["answers"].items():
-        assert item_id in text
+        assert " ".join(answer["label"].split()) in text
+        assert item_id not in text  # the item's key stays off paper
         assert RESULTS[answer["result"]] in text
     for value in (body["agent"]["name"], body["vehicle"]["plate"], body["pack"]["organ_name"],
                   body["location"]["place"], date_br(body["occurred_at"])):
@@ -48,7 +49,8 @@ def test_a_reproved_vistoria_prints_its_infractions_and_deadlines(rendered, kit,
     assert "REPROVADO" in text and "Não conforme" in text
     assert "após sanadas as irregularidades" in text
     for inf in body["outcome"]["infractions"]:
-        assert inf["rule_id"] in text and " ".join(inf["description"].split()) in text
+        assert inf["article"] in text and " ".join(inf["description"].split()) in text
+        assert inf["rule_id"] not in text  # internal keys never reach paper
     for d in body["outcome"]["deadlines"]:
         assert date_br(d["due"]) in text and d["body"] in text
 

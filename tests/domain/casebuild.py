@@ -51,6 +51,9 @@ BASE_CASES: dict[str, dict[str, Any]] = {
         },
         "driver": {"cpf": "16944060167"},
         "parameters": {"minimum_wage_brl": "1000.00"},
+        # Decreto 1.235/1972 is revoked (pack effective_until): a 2026 fact is evaluated
+        # only as a historical re-evaluation.
+        "historical_reevaluation": {"reason": "testes do regulamento histórico"},
     },
 }
 

@@ -95,7 +95,8 @@ def test_every_checklist_item_of_rules_md_is_in_the_pack(
 @pytest.mark.parametrize(
     ("pack_id", "item_id", "rules", "retention"),
     [
-        ("DF_STPCR", "DF-DOC-08", ("DF15154.30.I", "DF15154.29.XXII"), ("DF15154.37.I",)),
+        # G33 / art. 32 §2: one fact (an unregistered driver), one penalty: 30.I only
+        ("DF_STPCR", "DF-DOC-08", ("DF15154.30.I",), ("DF15154.37.I",)),
         ("DF_STPCR", "DF-SEG-02", ("DF15154.29.XIII",), ("DF15154.37.IV",)),
         ("DF_STPCR", "DF-DOC-04", ("DF15154.29.XX",), ("DF15154.37.IX",)),
         ("DF_STPCR", "DF-DOC-13", ("DF15154.29.XII",), ("DF15154.37.III",)),

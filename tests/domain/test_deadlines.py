@@ -39,8 +39,9 @@ D = dt.date
             "2026-02-11T09:00:00-03:00",
             {},
             "defesa",
-            "2026-03-02",
-            "art. 40 I: Carnaval 16–17/02 and Cinzas 18/02 are pontos facultativos (closed)",
+            "2026-02-27",
+            "art. 40 I: Carnaval 16–17/02 closed (ponto facultativo); Cinzas 18/02 opens at 14h, "
+            "a business day for counting (Lei 9.784 art. 66 §1)",
         ),
         (
             "DF_STPCR",

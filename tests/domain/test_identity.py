@@ -122,9 +122,11 @@ def test_valid_cnpj_normalises_to_fourteen_uppercase_characters(
 
 def test_alphanumeric_cnpj_rfb_example_has_check_digits_35() -> None:
     # IN RFB 2.229/2024: values are ASCII - 48, so 12ABC34501DE must give DV 35.
-    with pytest.raises(IdentityError, match=r"esperado 35") as caught:
+    assert normalize_cnpj("12.ABC.345/01DE-35") == "12ABC34501DE35"
+    with pytest.raises(IdentityError) as caught:
         normalize_cnpj("12ABC34501DE00")
     assert caught.value.code == "check_digit"
+    assert "35" not in caught.value.message  # issue 11: never print the expected digits
 
 
 @pytest.mark.parametrize(
@@ -176,9 +178,9 @@ def test_valid_cnh_passes_check_without_warning(text: str, source: str) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment", "source"),
     [
-        ("50195471143", "dígito verificador não confere (esperado 65)", "RULES.md §B4"),
-        ("58316474534", "dígito verificador não confere (esperado 75)", "RULES.md §B4"),
-        ("98765432100", "dígito verificador não confere (esperado 09)", "RULES.md §B4 mod-wrap"),
+        ("50195471143", "dígito verificador não confere", "RULES.md §B4"),
+        ("58316474534", "dígito verificador não confere", "RULES.md §B4"),
+        ("98765432100", "dígito verificador não confere", "RULES.md §B4 mod-wrap"),
         ("11111111111", "todos os dígitos são iguais", "passes the DVs; common library rule"),
     ],
 )
@@ -379,8 +381,8 @@ MALFORMED: list[tuple[Callable[[str], object], str, str, str, str, str]] = [
     (normalize_cpf, "１６９４４０６０１６７", "cpf", "format", "use apenas números", "full-width digits"),
     (normalize_cpf, "11111111111", "cpf", "all_same", "todos os dígitos são iguais", "RULES.md §B4"),
     (normalize_cpf, "00000000000", "cpf", "all_same", "todos os dígitos são iguais", "RULES.md §B4"),
-    (normalize_cpf, "16944060168", "cpf", "check_digit", "dígito verificador não confere (esperado 67)", "brief message"),
-    (normalize_cpf, "16944060177", "cpf", "check_digit", "(esperado 67)", "DV1 wrong"),
+    (normalize_cpf, "16944060168", "cpf", "check_digit", "dígito verificador não confere", "brief message"),
+    (normalize_cpf, "16944060177", "cpf", "check_digit", "dígito verificador não confere", "DV1 wrong"),
     (normalize_cnpj, "", "cnpj", "empty", "CNPJ não informado", "brief: empty"),
     (normalize_cnpj, "11.222.333/0001-8", "cnpj", "length", "deve ter 14 caracteres (foram informados 13)", "too short"),
     (normalize_cnpj, "11.222.333/0001-811", "cnpj", "length", "(foram informados 15)", "too long"),
@@ -388,8 +390,8 @@ MALFORMED: list[tuple[Callable[[str], object], str, str, str, str, str]] = [
     (normalize_cnpj, "12.ABÇ.345/01DE-35", "cnpj", "format", "caractere não permitido 'Ç'", "non-ASCII letter"),
     (normalize_cnpj, "12.ABC.345/01DE-3X", "cnpj", "format", "dígitos verificadores) devem ser números", "IN RFB 2.229/2024: DVs numeric"),
     (normalize_cnpj, "00.000.000/0000-00", "cnpj", "all_same", "todos os caracteres são iguais", "brief: all-equal"),
-    (normalize_cnpj, "11.222.333/0001-82", "cnpj", "check_digit", "dígito verificador não confere (esperado 81)", "DV2 wrong"),
-    (normalize_cnpj, "12.ABC.345/01DE-53", "cnpj", "check_digit", "(esperado 35)", "RFB example, DVs swapped"),
+    (normalize_cnpj, "11.222.333/0001-82", "cnpj", "check_digit", "dígito verificador não confere", "DV2 wrong"),
+    (normalize_cnpj, "12.ABC.345/01DE-53", "cnpj", "check_digit", "dígito verificador não confere", "RFB example, DVs swapped"),
     (check_cnh, "", "cnh", "empty", "Número da CNH não informado", "brief: empty"),
     (check_cnh, "5019513114", "cnh", "length", "deve ter 11 dígitos (foram informados 10)", "brief: 11 digits"),
     (check_cnh, "501951311430", "cnh", "length", "(foram informados 12)", "brief: 11 digits"),
@@ -400,8 +402,8 @@ MALFORMED: list[tuple[Callable[[str], object], str, str, str, str, str]] = [
     (normalize_renavam, "867695973080", "renavam", "length", "(foram informados 12)", "too long"),
     (normalize_renavam, "8676959730B", "renavam", "format", "use apenas números (encontrado 'B')", "letters"),
     (normalize_renavam, "00000000000", "renavam", "all_same", "todos os dígitos são iguais", "passes the DV"),
-    (normalize_renavam, "86769597309", "renavam", "check_digit", "dígito verificador não confere (esperado 8)", "RULES.md §B4 vector, DV changed"),
-    (normalize_renavam, "639884963", "renavam", "check_digit", "(esperado 2)", "RULES.md §B4 9-digit vector, DV changed"),
+    (normalize_renavam, "86769597309", "renavam", "check_digit", "dígito verificador não confere", "RULES.md §B4 vector, DV changed"),
+    (normalize_renavam, "639884963", "renavam", "check_digit", "dígito verificador não confere", "RULES.md §B4 9-digit vector, DV changed"),
     (parse_plate, "", "plate", "empty", "Placa não informada", "brief: empty"),
     (parse_plate, " - ", "plate", "empty", "Placa não informada", "only separators"),
     (parse_plate, "AB-12345", "plate", "format", "a 3ª posição deve ser letra (recebido '1')", "brief"),
@@ -643,3 +645,34 @@ def test_generated_plate_parses_back_from_its_display_text(seed: int, kind: Plat
     assert plate.kind == kind
     assert parse_plate(plate.display()) == plate
     assert parse_plate(plate.display().lower()) == plate
+
+
+# Issue 11: a check-digit error says the number is invalid and never prints the digits that
+# would make it valid (that invites turning a wrong CPF into another person's valid one).
+@pytest.mark.parametrize(
+    ("check", "text", "digits"),
+    [
+        (normalize_cpf, "16944060168", "67"),
+        (normalize_cpf, "169.440.601-00", "67"),
+        (normalize_cnpj, "11.222.333/0001-82", "81"),
+        (normalize_cnpj, "12.ABC.345/01DE-53", "35"),
+        (lambda t: accept_cnh(t), "50195471143", "65"),
+        (normalize_renavam, "86769597309", None),
+    ],
+)
+def test_check_digit_errors_never_print_the_expected_digits(
+    check: Callable[[str], object], text: str, digits: str | None
+) -> None:
+    with pytest.raises(IdentityError) as caught:
+        check(text)
+    err = caught.value
+    assert err.code == "check_digit"
+    assert "esperado" not in err.message
+    assert "inválid" in err.message or "suspeita" in err.message
+    if digits:
+        assert digits not in err.message.replace(text, "")
+
+
+def test_cnh_warning_never_prints_the_expected_digits() -> None:
+    message = check_cnh("50195471143").message or ""
+    assert "esperado" not in message and "65" not in message

@@ -329,12 +329,11 @@ def test_an_unknown_code_is_not_authentic_with_404(hq):
 def test_health_answers_ok_with_the_database(hq):
     with hq.client() as client:
         assert client.get(f"{API_PREFIX}/health").json() == {
-            "status": "ok", "database": "ok", "version": "0.1.0"}
+            "status": "ok", "database": "ok"}
 
 
 def test_the_openapi_spec_lists_every_endpoint(hq):
-    with hq.client() as client:
-        spec = client.get(f"{API_PREFIX}/openapi.json").json()
+    spec = hq.app.openapi()  # served only with HQ_API_DOCS=1 (tests/hq/test_hq_http_limits.py)
     paths = {(path, method) for path, ops in spec["paths"].items() for method in ops}
     assert paths >= {
         ("/api/v1/enrol", "post"), ("/api/v1/push", "post"), ("/api/v1/pull", "get"),

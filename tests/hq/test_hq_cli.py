@@ -123,6 +123,17 @@ def test_redaction_masks_cpf_and_cnh_but_not_ids_or_times():
                             "id 3f2b6c1e-9a4d-4e8b-8f00-123456789012")
 
 
+@pytest.mark.parametrize(("text", "masked"), [
+    ("GET /verify/CPF16944060167 HTTP/1.1", "GET /verify/CPF*** HTTP/1.1"),
+    ("/x?cpf=169.440.601-67&y=1", "/x?cpf=***&y=1"),
+    ("/x?cpf=169%2E440%2E601%2D67", "/x?cpf=***"),
+    ("/x?cnh=02650306461a", "/x?cnh=***a"),
+    ("seq 123456789012 size 1234567890", "seq 123456789012 size 1234567890"),
+])
+def test_redaction_masks_identity_numbers_touching_letters_or_percent_encoded(text, masked):
+    assert redact(text) == masked
+
+
 class _ExternalHQ:
     """Enough of RunningHQ for SimDevice, for a server in another process."""
 
@@ -169,13 +180,23 @@ def test_serve_runs_hq_and_its_log_never_shows_cpf_or_cnh(tmp_path, capsys, work
             assert client.post(f"{API_PREFIX}/push",
                                json={"records": [{"payload": json.dumps(driver)}]}
                                ).status_code == 422
+        with hq.client() as client:  # identity numbers in URLs reach uvicorn's access log
+            assert client.get("/verify/CPF16944060167").status_code == 404
+            assert client.get(f"{API_PREFIX}/verify/X?cpf=169.440.601-67").status_code == 404
+            assert client.get("/verify/X?cpf=169%2E440%2E601%2D67").status_code == 404
+        time.sleep(0.3)  # the access lines of another worker process reach the file
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=30)
     log = log_path.read_text(encoding="utf-8")
     assert "push from device" in log and "/api/v1/push" in log
-    for secret in ("16944060167", "169.440.601-67", "02650306461"):
+    for secret in ("16944060167", "169.440.601-67", "169%2E440%2E601%2D67", "02650306461"):
         assert secret not in log
+    # the access lines are whole, masked, and the formatter never broke on them
+    assert "Logging error" not in log and "Traceback" not in log
+    assert '"GET /verify/CPF*** HTTP/1.1" 404' in log
+    assert f'"GET {API_PREFIX}/verify/X?cpf=*** HTTP/1.1" 404' in log
+    assert '"GET /verify/X?cpf=*** HTTP/1.1" 404' in log
 
 
 def _command_paths(parser, prefix="inspector-hq"):

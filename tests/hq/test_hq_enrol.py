@@ -49,16 +49,32 @@ def test_a_used_code_is_refused_for_another_key(hq):
     assert "já utilizado" in again.json()["detail"]
 
 
-def test_a_retry_with_the_same_code_and_key_returns_the_same_device_with_a_new_token(hq):
+def test_a_used_code_never_issues_a_token_again_not_even_with_the_same_key(hq):
+    """Finding 8: the public key is in every signed PDF's certificate; replaying the used
+    code with it must not log the real device out."""
     code, key = hq.enrol_code(), DeviceKey.generate()
     first = post_enrol(hq, code, key).json()
-    second = post_enrol(hq, code, key).json()
-    assert second["device_id"] == first["device_id"]
-    assert second["number_range"] == first["number_range"]
-    assert second["token"] != first["token"]
-    with hq.client(first["token"]) as client:  # the lost answer's token no longer works
-        assert client.get(f"{API_PREFIX}/pull").status_code == 401
-    with hq.client(second["token"]) as client:
+    replay = post_enrol(hq, code, key)
+    assert replay.status_code == 400
+    assert "já utilizado" in replay.json()["detail"] and "token" not in replay.json()
+    with hq.client(first["token"]) as client:  # the real device is still in
+        assert client.get(f"{API_PREFIX}/pull").status_code == 200
+    assert hq.scalar("SELECT COUNT(*) FROM devices") == 1
+
+
+def test_a_new_code_replaces_a_device_whose_answer_was_lost_but_not_one_in_use(hq):
+    key = DeviceKey.generate()
+    lost = post_enrol(hq, hq.enrol_code(), key).json()  # the device never got this answer
+    again = post_enrol(hq, hq.enrol_code(), key)
+    assert again.status_code == 200
+    assert again.json()["device_id"] != lost["device_id"]
+    assert hq.scalar("SELECT revoked_at IS NOT NULL FROM devices WHERE id = :id",
+                     id=lost["device_id"])
+    with hq.client(again.json()["token"]) as client:  # in use from now on
+        assert client.get(f"{API_PREFIX}/pull").status_code == 200
+    third = post_enrol(hq, hq.enrol_code(), key)
+    assert third.status_code == 409
+    with hq.client(again.json()["token"]) as client:
         assert client.get(f"{API_PREFIX}/pull").status_code == 200
 
 
@@ -80,21 +96,28 @@ def test_an_unknown_code_is_refused(hq):
     assert response.json()["detail"] == "Código de cadastro inválido."
 
 
-def test_five_failures_in_a_minute_block_that_address_even_with_a_good_code(hq):
+def test_five_failures_in_a_minute_block_wrong_codes_from_that_address_not_a_good_one(hq):
+    """Issue 14 finding 12: the limit used to refuse a valid code too, locking out every
+    device behind one proxy after five typos."""
     for _ in range(5):
         assert post_enrol(hq, "AAAA-BBBB-CCCC-DDDD").status_code == 400
-    blocked = post_enrol(hq, hq.enrol_code())
+    blocked = post_enrol(hq, "AAAA-BBBB-CCCC-DDDE")
     assert blocked.status_code == 429
     assert int(blocked.headers["Retry-After"]) >= 1
+    assert post_enrol(hq, hq.enrol_code()).status_code == 200
+    assert post_enrol(hq, "AAAA-BBBB-CCCC-DDDF").status_code == 429
     # Another client address (127.0.0.2 is loopback too) is not blocked.
-    other = post_enrol(hq, hq.enrol_code(),
+    other = post_enrol(hq, "AAAA-BBBB-CCCC-DDDG",
                        transport=httpx.HTTPTransport(local_address="127.0.0.2", verify=TLS))
-    assert other.status_code == 200
+    assert other.status_code == 400
 
 
 def test_a_key_already_enrolled_and_active_is_refused_with_409(hq):
     key = DeviceKey.generate()
-    assert post_enrol(hq, hq.enrol_code(), key).status_code == 200
+    first = post_enrol(hq, hq.enrol_code(), key)
+    assert first.status_code == 200
+    with hq.client(first.json()["token"]) as client:  # the device came back: in use
+        assert client.get(f"{API_PREFIX}/pull").status_code == 200
     response = post_enrol(hq, hq.enrol_code(), key)
     assert response.status_code == 409
 

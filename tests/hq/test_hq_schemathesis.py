@@ -32,7 +32,7 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 @pytest.fixture(scope="module")
 def live_hq(tmp_path_factory):
-    with running_hq("sqlite", tmp_path_factory.mktemp("hq-schemathesis")) as hq:
+    with running_hq("sqlite", tmp_path_factory.mktemp("hq-schemathesis"), api_docs=True) as hq:
         yield hq, SimDevice(hq).enrol()
 
 
@@ -40,7 +40,8 @@ def _spec() -> dict:
     """The spec HQ serves, built at import (pytest collects the operations from it);
     ``schemathesis.pytest.from_fixture`` does not work with pytest 9.2 (``_nodeid``)."""
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app(Settings(database_url="sqlite://", blob_dir=Path(folder) / "b"))
+        app = create_app(Settings(database_url="sqlite://", blob_dir=Path(folder) / "b",
+                                  api_docs=True))
         return app.openapi()
 
 

@@ -592,9 +592,9 @@ def test_only_a_supervisor_cancels_an_auto_with_a_reason_and_only_once(
     reason = "Placa digitada errada; auto refeito com a placa correta."
     for session, why, field in [(inspector, reason, "role"), (supervisor, "erro", "reason")]:
         with pytest.raises(ServiceError) as err:
-            services.cancel_auto(store=store, session=session, record_id=auto.id, reason=why)
+            services.cancel_auto(password="demo1004", store=store, session=session, record_id=auto.id, reason=why)
         assert err.value.field == field
-    [cancel] = services.cancel_auto(store=store, session=supervisor, record_id=auto.id,
+    [cancel] = services.cancel_auto(password="demo1004", store=store, session=supervisor, record_id=auto.id,
                                     reason=reason).records
     assert (cancel.kind, cancel.envelope["refers_to"]) == ("cancelamento", auto.id)
     body = cancel.envelope["body"]
@@ -602,9 +602,9 @@ def test_only_a_supervisor_cancels_an_auto_with_a_reason_and_only_once(
         auto.display_number, auto.sha256, reason
     )
     with pytest.raises(ServiceError, match="já foi cancelado"):
-        services.cancel_auto(store=store, session=supervisor, record_id=auto.id, reason=reason)
+        services.cancel_auto(password="demo1004", store=store, session=supervisor, record_id=auto.id, reason=reason)
     with pytest.raises(ServiceError, match="não pode ser cancelado"):
-        services.cancel_auto(store=store, session=supervisor, record_id=cancel.id, reason=reason)
+        services.cancel_auto(password="demo1004", store=store, session=supervisor, record_id=cancel.id, reason=reason)
     # The cancelled auto is still there, unchanged.
     assert services.find_record(store=store, number=auto.id).sha256 == auto.sha256
     assert verify_store(store).ok
@@ -825,9 +825,9 @@ BAD_INPUT: list[tuple[str, Callable[[World], Any], str, str]] = [
     ("release without conditions", lambda w: _release(w), "conditions", "art. 38"),
     ("release fault fixed, nothing rechecked", lambda w: _release(w, fault_fixed=True), "rechecked_items", "itens verificados"),
     ("release of a vehicle not held", lambda w: _release(w, retention_id=w.auto_id, fault_fixed=True, rechecked_items=["DF-SEG-01"]), "retention_id", "não está retido"),
-    ("cancel by an inspector", lambda w: services.cancel_auto(store=w.store, session=w.inspector, record_id=w.auto_id, reason=REASON), "role", "não permite"),
-    ("cancel with a short reason", lambda w: services.cancel_auto(store=w.store, session=w.supervisor, record_id=w.auto_id, reason="erro"), "reason", "pelo menos 10 caracteres"),
-    ("cancel an unknown record", lambda w: services.cancel_auto(store=w.store, session=w.supervisor, record_id="nao-existe", reason=REASON), "record_id", "não encontrado"),
+    ("cancel by an inspector", lambda w: services.cancel_auto(password="demo1004", store=w.store, session=w.inspector, record_id=w.auto_id, reason=REASON), "role", "não permite"),
+    ("cancel with a short reason", lambda w: services.cancel_auto(password="demo1004", store=w.store, session=w.supervisor, record_id=w.auto_id, reason="erro"), "reason", "pelo menos 10 caracteres"),
+    ("cancel an unknown record", lambda w: services.cancel_auto(password="demo1004", store=w.store, session=w.supervisor, record_id="nao-existe", reason=REASON), "record_id", "não encontrado"),
     ("void with a short reason", lambda w: services.void_number(store=w.store, session=w.inspector, reason="rasgou"), "reason", "pelo menos 10 caracteres"),
     ("void by the retention desk", lambda w: services.void_number(store=w.store, session=w.desk, reason=REASON), "role", "não permite"),
     ("print a third copy", lambda w: services.log_print(store=w.store, session=w.inspector, record_id=w.auto_id, copy="3"), "copy", "Via inválida"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,11 @@ from inspector_app.store.db import (
     KNOWN_MIGRATIONS,
     StoreReadOnlyError,
     StoreVersionError,
+    connect_data_dir,
+    database_key,
     default_data_dir,
     open_store,
+    raw_connect,
 )
 from inspector_app.store.sealing import RecordDraft, seal_records
 from inspector_app.store.verify import verify_store
@@ -43,7 +45,8 @@ def make_store_with_data(data_dir: Path, *, vehicles: int = 30, seal: bool = Tru
 
 
 def migration_names(path: Path) -> list[str]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = raw_connect(path, database_key(path.parent.parent if path.parent.name == "backups"
+                                          else path.parent, create=False), readonly=True)
     try:
         return [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
     finally:
@@ -82,7 +85,7 @@ def test_without_inspector_data_dir_the_platform_user_data_folder_is_used(monkey
 def test_a_database_from_a_newer_version_is_refused_and_left_unchanged(tmp_path):
     data_dir = tmp_path / "data"
     make_store_with_data(data_dir)
-    raw = sqlite3.connect(str(data_dir / DB_NAME), isolation_level=None)
+    raw = connect_data_dir(data_dir)
     raw.execute(
         "INSERT INTO _sqlite_migrations(migration_set, name, applied_at) "
         "VALUES ('inspector', '0099_future', '2030-01-01 00:00:00+00:00')"
@@ -127,7 +130,7 @@ def test_a_pending_migration_runs_after_a_backup_of_the_database_as_it_was(
     [backup] = (data_dir / "backups").iterdir()
     assert backup.name.endswith("-before-9001_observacoes_de_teste.db")
     assert migration_names(backup) == shipped
-    conn = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
+    conn = raw_connect(backup, database_key(data_dir, create=False), readonly=True)
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert "observacoes" not in tables
@@ -193,12 +196,13 @@ def corrupt_an_index_page(data_dir: Path) -> int:
     The schema and the migrations table stay readable, so SQLite opens the file and
     ``quick_check`` reports the damaged b-tree page. Returns the page number.
     """
-    conn = sqlite3.connect(str(data_dir / DB_NAME), isolation_level=None)
+    conn = connect_data_dir(data_dir)
     try:
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        page_count = int(conn.execute("PRAGMA page_count").fetchone()[0])
         [(page,)] = conn.execute(
-            "SELECT pageno FROM dbstat WHERE name = 'idx_ref_vehicles_holder'"
+            # One page (root and leaf) for 200 vehicles; SQLCipher's build has no dbstat.
+            "SELECT rootpage FROM sqlite_master WHERE name = 'idx_ref_vehicles_holder'"
         ).fetchall()
     finally:
         conn.close()

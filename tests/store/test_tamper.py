@@ -6,7 +6,6 @@ import base64
 import hashlib
 import random
 import shutil
-import sqlite3
 import string
 import subprocess
 import sys
@@ -16,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from inspector_app.store.db import open_store
+from inspector_app.store import dbapi
+from inspector_app.store.db import (
+    DB_NAME,
+    connect_data_dir,
+    database_key,
+    encrypt_plaintext,
+    open_store,
+    raw_connect,
+)
 from inspector_app.store.sealing import RecordDraft, journal_entry_hash, seal_records
 from inspector_app.store.verify import verify_store
 
@@ -68,9 +75,9 @@ def _seal_sample(data_dir: Path, *, seed: int, count: int = 30) -> None:
         store.close()
 
 
-def _raw(data_dir: Path) -> sqlite3.Connection:
-    """A plain sqlite3 connection, as a tamperer would open one (foreign keys off)."""
-    return sqlite3.connect(str(data_dir / "inspector.db"), isolation_level=None)
+def _raw(data_dir: Path) -> dbapi.Connection:
+    """A bare connection, as a tamperer holding the key would open one (foreign keys off)."""
+    return connect_data_dir(data_dir)
 
 
 def _drop_triggers(data_dir: Path) -> None:
@@ -118,7 +125,7 @@ def test_sealed_rows_cannot_be_updated_or_deleted(store_copy, connection, table,
     sql = UPDATES[table] if statement == "UPDATE" else f"DELETE FROM {table}"
     before = conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
     try:
-        with pytest.raises(sqlite3.IntegrityError, match=f"{table} is append-only"):
+        with pytest.raises(dbapi.IntegrityError, match=f"{table} is append-only"):
             conn.execute(sql)
         assert conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() == before
     finally:
@@ -131,9 +138,9 @@ def test_sealed_rows_cannot_be_updated_or_deleted(store_copy, connection, table,
 def test_outbox_entries_cannot_be_rewritten_or_dropped_before_hq_acknowledges_them(store_copy):
     conn = _raw(store_copy)
     try:
-        with pytest.raises(sqlite3.IntegrityError, match="cannot be rewritten"):
+        with pytest.raises(dbapi.IntegrityError, match="cannot be rewritten"):
             conn.execute("UPDATE outbox SET kind = 'auto_vistoria'")
-        with pytest.raises(sqlite3.IntegrityError, match="only after HQ acknowledged"):
+        with pytest.raises(dbapi.IntegrityError, match="only after HQ acknowledged"):
             conn.execute("DELETE FROM outbox")
     finally:
         conn.close()
@@ -168,11 +175,11 @@ def _change_one_char(rng: random.Random, text: str, alphabet: str = string.ascii
     return text[:i] + _other_char(rng, text[i]) + text[i + 1:]
 
 
-def _pick(conn: sqlite3.Connection, rng: random.Random, sql: str) -> tuple:
+def _pick(conn: dbapi.Connection, rng: random.Random, sql: str) -> tuple:
     return rng.choice(conn.execute(sql).fetchall())
 
 
-def _sql(fn: Callable[[sqlite3.Connection, random.Random], None]) -> Alteration:
+def _sql(fn: Callable[[dbapi.Connection, random.Random], None]) -> Alteration:
     def apply(data_dir: Path, rng: random.Random) -> None:
         conn = _raw(data_dir)
         try:
@@ -184,8 +191,8 @@ def _sql(fn: Callable[[sqlite3.Connection, random.Random], None]) -> Alteration:
 
 
 def _set_column(table: str, key: str, column: str,
-                change: Callable[[random.Random, object, sqlite3.Connection], object]) -> Alteration:
-    def fn(conn: sqlite3.Connection, rng: random.Random) -> None:
+                change: Callable[[random.Random, object, dbapi.Connection], object]) -> Alteration:
+    def fn(conn: dbapi.Connection, rng: random.Random) -> None:
         row_key, value = _pick(conn, rng, f"SELECT {key}, {column} FROM {table}")
         new = change(rng, value, conn)
         assert new != value
@@ -340,19 +347,24 @@ def _flip_in_file(data_dir: Path, rng: random.Random, table: str, column: str, *
                   invalid_utf8: bool = False) -> None:
     """Change one ASCII letter or digit of a stored value, in the database file's bytes.
 
-    With ``invalid_utf8`` the byte becomes 0xFF, which no UTF-8 text may hold. The value's
-    bytes can also lie in free space (SQLite leaves old copies of moved cells there), so each
-    place it is found is tried until reading the row back shows the change.
+    The file is encrypted, so the tamperer (who holds the key) decrypts it to a plaintext
+    copy, edits that copy's bytes and encrypts it back. With ``invalid_utf8`` the byte
+    becomes 0xFF, which no UTF-8 text may hold. The value's bytes can also lie in free
+    space (SQLite leaves old copies of moved cells there), so each place it is found is
+    tried until reading the row back shows the change.
     """
     read = f"SELECT CAST({column} AS BLOB) FROM {table} WHERE rowid = ?"
+    key = database_key(data_dir, create=False)
+    plain = data_dir / "plain-copy.db"
     conn = _raw(data_dir)
     try:
         rowid, needle = _pick(conn, rng, f"SELECT rowid, CAST({column} AS BLOB) FROM {table}")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("ATTACH DATABASE ? AS plain KEY ''", [str(plain)])
+        conn.execute("SELECT sqlcipher_export('plain')")
+        conn.execute("DETACH DATABASE plain")
     finally:
         conn.close()
-    path = data_dir / "inspector.db"
-    original = path.read_bytes()
+    original = plain.read_bytes()
     positions = [i for i, b in enumerate(needle) if chr(b) in string.ascii_letters + string.digits]
     offset = rng.choice(positions)
     at = original.find(needle)
@@ -360,15 +372,19 @@ def _flip_in_file(data_dir: Path, rng: random.Random, table: str, column: str, *
         data = bytearray(original)
         i = at + offset
         data[i] = 0xFF if invalid_utf8 else ord(_other_char(rng, chr(data[i])))
-        path.write_bytes(bytes(data))
-        conn = _raw(data_dir)
+        plain.write_bytes(bytes(data))
+        conn = raw_connect(plain, None)
         try:
-            if conn.execute(read, [rowid]).fetchone()[0] != needle:
-                return
+            changed = conn.execute(read, [rowid]).fetchone()[0] != needle
         finally:
             conn.close()
+        if changed:
+            encrypt_plaintext(plain, key)
+            plain.replace(data_dir / DB_NAME)
+            for side in ("-wal", "-shm"):
+                (data_dir / f"{DB_NAME}{side}").unlink(missing_ok=True)
+            return
         at = original.find(needle, at + 1)
-    raise AssertionError(f"{table}.{column} of row {rowid} not found in the database file")
 
 
 for _table, _column in [("records", "payload"), ("records", "signature"),

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import sqlite3
+import shutil
 from collections.abc import Callable
-from contextlib import closing
 from pathlib import Path
 
 import httpx
 from hqkit import TLS
 
 from inspector_app import demo_autos, services
-from inspector_app.store.db import DB_NAME, Store, open_store
+from inspector_app.store.db import DB_KEY_NAME, DB_NAME, Store, open_store
 
 
 def store_from_template(template_db: Path, folder: Path) -> Store:
     """A new device store in ``folder`` (created here) holding a copy of ``template_db``
     (its own key on first seal)."""
     folder.mkdir()
-    with closing(sqlite3.connect(template_db)) as source, \
-            closing(sqlite3.connect(folder / DB_NAME)) as target:
-        source.backup(target)
+    # The template is closed (no -wal): the file and its database key make the copy.
+    shutil.copyfile(template_db, folder / DB_NAME)
+    shutil.copyfile(template_db.with_name(DB_KEY_NAME), folder / DB_KEY_NAME)
     return open_store(folder)
 
 

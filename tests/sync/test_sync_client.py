@@ -79,17 +79,20 @@ def test_enrolment_with_hq_unreachable_says_so(make_store):
     assert "Não foi possível falar com a sede" in caught.value.message_pt
 
 
-def test_an_enrolment_whose_answer_was_lost_succeeds_when_repeated_with_the_same_code(
+def test_an_enrolment_whose_answer_was_lost_succeeds_with_a_new_code_not_the_used_one(
         hq, make_store):
     store, code = make_store(), hq.enrol_code()
     lost = FaultTransport(lose=lambda request, n: request.url.path.endswith("/enrol"))
     with pytest.raises(sync.SyncError) as caught:
         sync.enrol(store, hq_url=hq.url, code=code, transport=lost)
-    assert "mesmo código" in caught.value.message_pt
+    assert "peça um novo código" in caught.value.message_pt
     assert store.meta(sync.META_TOKEN) is None
-    first_id = hq.scalar("SELECT id FROM devices")
-    result = sync.enrol(store, hq_url=hq.url, code=code)
-    assert result.device_id == first_id and hq.scalar("SELECT COUNT(*) FROM devices") == 1
+    with pytest.raises(sync.SyncError) as caught:  # a used code never gives a token again
+        sync.enrol(store, hq_url=hq.url, code=code)
+    assert "já utilizado" in caught.value.message_pt
+    result = sync.enrol(store, hq_url=hq.url, code=hq.enrol_code())
+    assert hq.scalar("SELECT COUNT(*) FROM devices WHERE revoked_at IS NULL") == 1
+    assert hq.scalar("SELECT id FROM devices WHERE revoked_at IS NULL") == result.device_id
     void_numbers(store, 1)
     assert sync.sync_once(store).accepted == 1
 
@@ -381,22 +384,26 @@ def test_pulling_the_whole_log_again_as_migration_0004_makes_it_changes_nothing(
     assert store.meta(sync.META_PULL_CURSOR) == cursor
 
 
-def test_a_pull_page_that_cannot_be_applied_changes_nothing_not_even_the_cursor(
+def test_a_pull_change_that_cannot_be_applied_is_quarantined_and_the_pull_moves_on(
         hq, make_store):
     store = enrolled(hq, make_store())
     assert sync.sync_once(store).ok
-    cursor = store.meta(sync.META_PULL_CURSOR)
     with hq.engine.begin() as conn:
-        append_change(conn, "lines", "hq-l9", "upsert", {
-            "id": "hq-l9", "code": "9", "name": "Linha boa", "pack_id": "DF_STPA",
-            "updated_at": "2026-04-14"})
         append_change(conn, "inspectors", "hq-i9", "upsert", {  # role the device refuses
             "id": "hq-i9", "matricula": "9", "name": "X", "role": "chefe",
             "password_hash": "$argon2id$x", "updated_at": "2026-04-14"})
+        append_change(conn, "lines", "hq-l9", "upsert", {
+            "id": "hq-l9", "code": "9", "name": "Linha boa", "pack_id": "DF_STPA",
+            "updated_at": "2026-04-14"})
     summary = sync.sync_once(store)
-    assert not summary.ok and "nada foi alterado" in summary.error
-    assert store.meta(sync.META_PULL_CURSOR) == cursor
-    assert store.conn.execute("SELECT 1 FROM ref_lines WHERE id = 'hq-l9'").fetchone() is None
+    assert summary.ok and summary.pulled == 2 and summary.pull_quarantined == 1
+    assert any("ficou em quarentena" in p for p in summary.problems)
+    assert store.meta(sync.META_PULL_CURSOR) == str(hq.scalar("SELECT MAX(seq) FROM changes"))
+    assert store.conn.execute("SELECT 1 FROM ref_lines WHERE id = 'hq-l9'").fetchone()
+    assert store.conn.execute("SELECT 1 FROM ref_inspectors WHERE id = 'hq-i9'").fetchone() \
+        is None
+    (held,) = sync.pull_quarantine(store)
+    assert (held.table, held.key) == ("inspectors", "hq-i9") and "IntegrityError" in held.reason
 
 
 def test_the_verification_code_rule_is_the_same_on_the_device_and_at_hq():

@@ -20,11 +20,12 @@ from inspector_app.sync.protocol import API_PREFIX, blobs_of_envelope
 def test_a_device_syncs_everything_exactly_once_and_hq_verifies_the_autos(hq_server, make_store):
     hq = hq_server
     hq.reset()
+    hq.add_supervisor()  # the cancelamento names supervisor 1004; HQ's registry confirms it
     store = make_store()
     sync.enrol(store, hq_url=hq.url, code=hq.enrol_code(series="AI", range_size=500))
     autos = seal_autos(store, 10)
     cancelled = autos[3]
-    services.cancel_auto(store=store, session=SUPERVISOR, record_id=cancelled,
+    services.cancel_auto(password="demo1004", store=store, session=SUPERVISOR, record_id=cancelled,
                          reason="placa anotada errada no auto")
     services.void_number(store=store, session=SUPERVISOR, reason="talão danificado na chuva")
     device = dict(store.conn.execute("SELECT id, sha256 FROM records").fetchall())

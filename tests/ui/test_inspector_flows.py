@@ -453,8 +453,8 @@ def test_only_the_supervisor_cancels_an_auto_with_a_reason(qtbot, make_shell, da
     click(qtbot, history.search_button)
     wait_idle(qtbot, shell)
     assert history.cancel_button.isEnabled()
-    monkeypatch.setattr(dialogs.CancelAutoDialog, "ask", classmethod(
-        lambda cls, parent, prompt=None: "Placa anotada errada no auto pelo agente."))
+    monkeypatch.setattr(dialogs.CancelAutoDialog, "ask_with_password", classmethod(
+        lambda cls, parent: ("Placa anotada errada no auto pelo agente.", "demo1004")))
     click(qtbot, history.cancel_button)
     wait_idle(qtbot, shell)
 

@@ -100,7 +100,12 @@ def mnemonic_clashes(root) -> list[tuple[str, str]]:
 
 
 def test_no_two_visible_controls_share_a_mnemonic_on_any_screen(qtbot, make_shell, data_dir,
-                                                                demo_facts):
+                                                                demo_facts, monkeypatch):
+    from inspector_app.ui import inspection
+
+    asked: list[str] = []  # "não identificado" after typing a CPF asks which one is true
+    monkeypatch.setattr(inspection.WhichIsTrue, "ask", classmethod(
+        lambda cls, parent, title, text, options: asked.append(text) or 0))
     shell = make_shell(data_dir)
     qtbot.waitUntil(lambda: shell.pages.currentWidget() is shell.login, timeout=15_000)
     screens = {"login": mnemonic_clashes(shell)}
@@ -127,6 +132,7 @@ def test_no_two_visible_controls_share_a_mnemonic_on_any_screen(qtbot, make_shel
     assert wizard.driver_step.manual.isVisible()
     screens["driver"] = mnemonic_clashes(shell)
     wizard.driver_step.absent.setChecked(True)
+    assert len(asked) == 1 and "529.982.247-25" in asked[0]
     click(qtbot, wizard.next_button)
     wait_idle(qtbot, shell)
     screens["checklist"] = mnemonic_clashes(shell)

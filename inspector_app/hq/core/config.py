@@ -16,8 +16,10 @@ an upload's bytes wait while they are hashed (default ``<data dir>/blob-staging`
 
 from __future__ import annotations
 
+import ipaddress
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import platformdirs
@@ -74,10 +76,41 @@ class Settings:
     enrol_failures_per_minute: int = 5
     max_blob_bytes: int = 64 * 1024 * 1024
     max_bundle_bytes: int = 256 * 1024 * 1024
+    # --- HTTP limits (docs/hq-operations.md, "HTTP limits"); env HQ_<NAME upper case> ----
+    # Every request body that is not a file upload (push, blobs/missing, enrol): a 100-record
+    # push of real autos is well under 1 MiB.
+    max_json_bytes: int = 8 * 1024 * 1024
+    # A request head must be complete this many seconds after the connection opened (or the
+    # previous answer was sent); a body must not pause longer than ``body_idle_timeout``
+    # between chunks, nor take longer than ``body_total_timeout`` in all.
+    header_timeout: float = 10.0
+    body_idle_timeout: float = 30.0
+    body_total_timeout: float = 900.0
+    keep_alive_timeout: int = 5
+    # Open connections per server process beyond which uvicorn answers 503.
+    limit_concurrency: int = 1000
+    # Requests with a body being read at once: in all, and per device.
+    max_concurrent_uploads: int = 32
+    max_uploads_per_device: int = 4
+    # Addresses (or networks) of reverse proxies whose X-Forwarded-For is believed.
+    trusted_proxies: tuple[str, ...] = ()
+    # /verify lookups per minute per client address (page and JSON together).
+    verify_per_minute: int = 60
+    # Files a device uploaded that no record of its own references yet.
+    blob_quota_bytes: int = 512 * 1024 * 1024
+    blob_quota_files: int = 5000
+    # /api/v1/docs (Swagger UI from a CDN) and /api/v1/openapi.json: off in production.
+    api_docs: bool = False
+
+    # The public address documents print for verification (QR and "Verifique em"),
+    # e.g. https://fiscalizacao.example.gov.br; "" = the address a device enrolled at.
+    public_url: str = ""
     blob_backend: str = "folder"
     s3: S3Settings | None = None
 
     def __post_init__(self) -> None:
+        for proxy in self.trusted_proxies:
+            ipaddress.ip_network(proxy, strict=False)  # ValueError on a typo
         if self.blob_backend not in BLOB_BACKENDS:
             raise ValueError(f"HQ_BLOB_STORE must be one of {', '.join(BLOB_BACKENDS)}, "
                              f"not {self.blob_backend!r}")
@@ -98,6 +131,43 @@ class Settings:
         blobs = blob_dir or (
             Path(os.environ["HQ_BLOB_DIR"]) if os.environ.get("HQ_BLOB_DIR") else base / "blobs"
         )
+        public = os.environ.get("HQ_PUBLIC_URL", "").strip()
+        if public and not public.startswith(("http://", "https://")):
+            raise ValueError(f"HQ_PUBLIC_URL must be an http(s) URL, not {public!r}")
         backend = os.environ.get("HQ_BLOB_STORE", "folder").strip().lower() or "folder"
-        return cls(database_url=url, blob_dir=Path(blobs), blob_backend=backend,
-                   s3=S3Settings.from_env(base) if backend == "s3" else None)
+        return cls(database_url=url, blob_dir=Path(blobs), blob_backend=backend,  # type: ignore[arg-type]
+                   public_url=public,
+                   s3=S3Settings.from_env(base) if backend == "s3" else None,
+                   **limits_from_env())
+
+
+_ENV_LIMITS = ("enrol_failures_per_minute", "max_blob_bytes", "max_bundle_bytes",
+               "max_json_bytes", "header_timeout", "body_idle_timeout", "body_total_timeout",
+               "keep_alive_timeout", "limit_concurrency", "max_concurrent_uploads",
+               "max_uploads_per_device", "trusted_proxies", "verify_per_minute",
+               "blob_quota_bytes", "blob_quota_files", "api_docs")
+
+
+def limits_from_env(environ: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The limits set in the environment as ``HQ_<FIELD>`` (``HQ_MAX_JSON_BYTES=4194304``,
+    ``HQ_TRUSTED_PROXIES=10.0.0.5,10.1.0.0/16``, ``HQ_API_DOCS=1``); ValueError on a bad one."""
+    env = os.environ if environ is None else environ
+    types = {f.name: f.type for f in fields(Settings)}
+    values: dict[str, object] = {}
+    for name in _ENV_LIMITS:
+        raw = env.get(f"HQ_{name.upper()}")
+        if raw is None or raw.strip() == "":
+            continue
+        kind = types[name]
+        try:
+            if name == "trusted_proxies":
+                values[name] = tuple(p.strip() for p in raw.split(",") if p.strip())
+            elif name == "api_docs":
+                values[name] = raw.strip().lower() in ("1", "true", "yes", "on")
+            elif kind in ("float", float):
+                values[name] = float(raw)
+            else:
+                values[name] = int(raw)
+        except ValueError:
+            raise ValueError(f"HQ_{name.upper()}: invalid value {raw!r}") from None
+    return values

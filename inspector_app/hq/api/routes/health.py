@@ -7,7 +7,6 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from inspector_app import __version__
 from inspector_app.hq.api.deps import StateDep
 from inspector_app.sync.protocol import Health
 
@@ -20,6 +19,6 @@ def get_health(state: StateDep) -> Health | JSONResponse:
         with state.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
     except SQLAlchemyError as exc:
-        body = Health(status="degraded", database=type(exc).__name__, version=__version__)
+        body = Health(status="degraded", database=type(exc).__name__)
         return JSONResponse(status_code=503, content=body.model_dump())
-    return Health(status="ok", database="ok", version=__version__)
+    return Health(status="ok", database="ok")

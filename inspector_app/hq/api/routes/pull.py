@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from inspector_app.hq.api.deps import DeviceDep, StateDep
+from inspector_app.hq.devices import mark_seen
 from inspector_app.hq.reference import pull_page
 from inspector_app.sync.protocol import DEFAULT_PULL_LIMIT, MAX_PULL_LIMIT, ErrorBody, PullPage
 
@@ -26,6 +27,11 @@ def get_pull(
     state: StateDep,
     cursor: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PULL_LIMIT)] = DEFAULT_PULL_LIMIT,
+    tag: Annotated[str | None, Query(pattern=r"^[0-9a-f]{32}$")] = None,
+    acked: Annotated[int | None, Query(ge=0, le=2**62)] = None,
 ) -> PullPage:
+    if device.last_seen_at is None:
+        mark_seen(state.engine, device.id)
     with state.engine.connect() as conn:
-        return pull_page(conn, device_id=device.id, cursor=cursor, limit=limit)
+        return pull_page(conn, device_id=device.id, cursor=cursor, limit=limit, tag=tag,
+                         acked=acked)
