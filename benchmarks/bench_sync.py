@@ -173,7 +173,10 @@ def bench_push(folder: Path, env: dict[str, str] | None = None) -> list[dict[str
                 seal_records(store, drafts[start:start + 100])
             payloads = [str(r[0]) for r in store.conn.execute("SELECT payload FROM records")]
             t0 = time.perf_counter()
-            summary = sync.sync_once(store)
+            # moto answers one HEAD at a time (HQ asks the bucket for each file of a
+            # /blobs/missing question): a longer timeout for it, the default for the folder.
+            summary = sync.sync_once(store, timeout=httpx.Timeout(300.0, connect=5.0)
+                                     if env else sync.DEFAULT_TIMEOUT)
             sync_ms = (time.perf_counter() - t0) * 1000
             if not summary.ok or summary.accepted != RECORDS:
                 raise RuntimeError(f"push benchmark did not deliver: {summary.as_json()}")

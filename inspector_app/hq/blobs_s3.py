@@ -25,7 +25,7 @@ from typing import Any
 from inspector_app.hq.blobs import _SHA256, BlobStore, _Part, check_sha256
 from inspector_app.hq.core.config import S3Settings
 
-_THREADS = 16  # concurrent requests to the object store (HEAD for "missing", PUT per bundle)
+_THREADS = 32  # concurrent requests to the object store (HEAD for "missing", PUT per bundle)
 
 
 class S3BlobStore(BlobStore):
