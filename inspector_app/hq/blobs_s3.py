@@ -100,6 +100,9 @@ class S3BlobStore(BlobStore):
             raise OSError(f"armazenamento S3 inacessível: {exc}") from exc
         self.staging.mkdir(parents=True, exist_ok=True)
 
+    def delete(self, sha256: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(sha256))
+
     def clear(self) -> None:
         keys = [{"Key": f"{self.prefix}{sha[:2]}/{sha}"} for sha in self.hashes()]
         for start in range(0, len(keys), 1000):
