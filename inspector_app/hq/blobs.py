@@ -124,9 +124,15 @@ class BlobStore(ABC):
     def check(self) -> None:
         """Raise OSError with a one-line reason when the store cannot be used."""
 
+    @abstractmethod
+    def delete(self, sha256: str) -> None:
+        """Remove one file no record references (``inspector-hq blobs prune``); absent is
+        fine. Never used for a file a record names."""
+
     def clear(self) -> None:
         """Remove every file (tests and trial installs only)."""
-        raise NotImplementedError
+        for sha in list(self.hashes()):
+            self.delete(sha)
 
     # --- storing ------------------------------------------------------------------------
 
@@ -341,6 +347,10 @@ class FolderBlobStore(BlobStore):
         self.root.mkdir(parents=True, exist_ok=True)
         if not os.access(self.root, os.W_OK):
             raise OSError(f"sem permissão de escrita na pasta de arquivos {self.root}")
+
+    def delete(self, sha256: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path(sha256).unlink()
 
     def clear(self) -> None:
         import shutil

@@ -25,7 +25,7 @@ from typing import Any
 from inspector_app.hq.blobs import _SHA256, BlobStore, _Part, check_sha256
 from inspector_app.hq.core.config import S3Settings
 
-_THREADS = 16  # concurrent requests to the object store (HEAD for "missing", PUT per bundle)
+_THREADS = 32  # concurrent requests to the object store (HEAD for "missing", PUT per bundle)
 
 
 class S3BlobStore(BlobStore):
@@ -99,6 +99,9 @@ class S3BlobStore(BlobStore):
         except BotoCoreError as exc:
             raise OSError(f"armazenamento S3 inacessível: {exc}") from exc
         self.staging.mkdir(parents=True, exist_ok=True)
+
+    def delete(self, sha256: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(sha256))
 
     def clear(self) -> None:
         keys = [{"Key": f"{self.prefix}{sha[:2]}/{sha}"} for sha in self.hashes()]

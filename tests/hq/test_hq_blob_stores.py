@@ -62,6 +62,9 @@ def test_a_file_is_stored_once_under_its_hash_and_listed(store):
     assert list(store.hashes()) == [sha]
     assert store.missing([_sha(b"outro"), sha, _sha(b"outro")]) == [_sha(b"outro")]
     assert store.partial_uploads() == 0
+    store.delete(sha)  # an unreferenced file pruned
+    assert not store.has(sha) and list(store.hashes()) == []
+    store.delete(sha)  # absent is fine
 
 
 def test_a_body_that_does_not_hash_to_its_name_leaves_nothing(store):
