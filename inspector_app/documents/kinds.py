@@ -188,8 +188,7 @@ def termo_liberacao(ctx: DocContext) -> Story:
     if infractions:  # by description and article, not only codes
         story.append(heading(ctx, "Infrações que motivaram a retenção"))
         story += [bullet([bold(fmt.text(i.get("article"))), " – ",
-                          fmt.text(i.get("description")),
-                          f" ({fmt.text(i.get('rule_id'))})"], st.body)
+                          fmt.text(i.get("description"))], st.body)
                   for i in infractions]
     story.append(heading(ctx, "Condições da liberação (art. 38)"))
     workshop = fmt.text(c.get("workshop"), "")

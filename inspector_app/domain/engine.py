@@ -443,6 +443,12 @@ class _Context:
             self.warnings.append(text)
 
 
+def _cited(pack: Pack, rule_id: str) -> str:
+    """A rule as the paper names it (its citation), never by its internal id."""
+    rule = pack.rules.get(rule_id)
+    return rule.citation if rule is not None and rule.citation else "infração do regulamento"
+
+
 def _rule(ctx: _Context, rule_id: str, where: str) -> Rule:
     rule = ctx.pack.rules.get(rule_id)
     if rule is None:
@@ -1193,7 +1199,7 @@ def _flags(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> None:
                     "DF15154.39.IV",
                     "Possível perda das condições legais ou regulamentares da permissão",
                     f"infrações que indicam falta de condição exigida para operar: "
-                    f"{', '.join(hits)}",
+                    f"{'; '.join(_cited(pack, rid) for rid in hits)}",
                     "Decreto 15.154/1993, art. 39, IV",
                     count=len(hits),
                     presumed=params["cassacao.conditions_rules"].assumption,
@@ -1236,7 +1242,7 @@ def _flags(ctx: _Context, infractions: tuple[InfractionOutcome, ...]) -> None:
                         AuthorityFlag(
                             "JF1235.45.c",
                             "Possível revogação da concessão (inquérito administrativo)",
-                            f"{rid}: {why}",
+                            f"{_cited(pack, rid)}: {why}",
                             "Decreto 1.235/1972, arts. 45, c, 52 e 23",
                         )
                     )

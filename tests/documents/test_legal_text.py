@@ -99,7 +99,7 @@ def _without_moments(text: str, stamps: list[str]) -> str:
     """The text minus what differs between two runs anyway (hashes, codes, sealing time)."""
     text = re.sub(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{8}( [0-9a-f]{8}){7}\b", "#", text)
     text = re.sub(r"\b[A-Z2-7]{4}-[A-Z2-7]{4}-[A-Z2-7]{4}\b", "CODE", text)
-    text = re.sub(r"DEMO-[0-9A-F]{4}", "SERIES", text)
+    text = re.sub(r"DEMO-(?:[A-Z]{2}-)?[0-9A-F]{4}", "SERIES", text)  # one series per órgão
     return re.sub(r"\d{2}/\d{2}/\d{4} \d{2}:\d{2}", "DATETIME", text)
 
 

@@ -232,7 +232,8 @@ def test_history_row_with_unknown_rule_warns_and_the_rest_counts() -> None:
 def test_art_39_iv_flag_for_missing_insurance() -> None:
     out = run_case("DF_STPCR", vehicle={"insurance_valid_until": "2026-04-01"})
     (flag,) = [f for f in out.flags if f.id == "DF15154.39.IV"]
-    assert "DF15154.29.XXIV" in flag.detail and flag.count == 1 and flag.presumed
+    assert "Decreto 15.154/1993, art. 29, XXIV" in flag.detail and flag.count == 1 and flag.presumed
+    assert "DF15154" not in flag.detail  # printed on the auto: no internal key
 
 
 @pytest.mark.parametrize(
