@@ -654,7 +654,7 @@ def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None)
                 store.conn.execute("SAVEPOINT pull_change")
                 try:
                     _apply_change(store, change, columns)
-                except (sqlite3.Error, OverflowError, KeyError, ValueError, TypeError,
+                except (*dbapi.Error, OverflowError, KeyError, ValueError, TypeError,
                         StoreError) as exc:
                     store.conn.execute("ROLLBACK TO pull_change")
                     _quarantine_change(store, change, exc, summary)

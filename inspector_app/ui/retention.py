@@ -37,8 +37,8 @@ from inspector_app.ui.context import AppContext
 from inspector_app.ui.desk_widgets import PersonForm, WitnessBox, receiver_box, signature_of
 from inspector_app.ui.errors import describe_error
 from inspector_app.ui.printing import PrintPanel
-from inspector_app.ui.signatures import SignatureBox
 from inspector_app.ui.screen_fit import cap_columns
+from inspector_app.ui.signatures import SignatureBox
 from inspector_app.ui.widgets import (
     TOUCH_TARGET_PX,
     Banner,

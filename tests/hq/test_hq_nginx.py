@@ -205,7 +205,7 @@ def test_a_body_over_hqs_limit_is_413_at_the_proxy_without_reaching_hq(tmp_path,
 
 
 class _Echo(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         body = json.dumps({k.lower(): v for k, v in self.headers.items()}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -352,9 +352,9 @@ def test_a_photo_shows_as_a_thumbnail_opens_and_is_removed_before_sealing_never_
     with pytest.raises(services.ServiceError, match="já foi selada"):
         store_call(qtbot, shell, lambda s: services.remove_photo(
             store=s, inspection_id=inspection_id, photo_id=photo_id))
-    import sqlite3
+    from inspector_app.store import dbapi
 
-    with pytest.raises(sqlite3.DatabaseError, match="cannot be removed"):
+    with pytest.raises(dbapi.DatabaseError, match="cannot be removed"):
         store_call(qtbot, shell, lambda s: s.conn.execute(
             "INSERT INTO photo_removals(photo_id, inspection_id, removed_at) "
             "VALUES (?, ?, '2026-01-01')", [photo_id, inspection_id]))
