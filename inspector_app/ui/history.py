@@ -326,7 +326,7 @@ class HistoryPage(QWidget):
                     item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(row, column, item)
         # Kind and date wrap onto two lines: holder and place keep room at 1024 px.
-        cap_columns(self.table, {0: 190, 1: 100, 2: 100})
+        cap_columns(self.table, {0: 190, 1: 100, 2: 120})
         self._sync()
 
     def selected(self) -> queries.RecordSummary | None:

@@ -261,6 +261,9 @@ class PrintPanel(QWidget):
         self.save_button.clicked.connect(self.save_current)
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        # Room for three wrapped lines: a splitter does not ask a wrapped label its height,
+        # and on a short screen the list below would draw over it.
+        self.status.setMinimumHeight(self.status.fontMetrics().lineSpacing() * 3 + 4)
         self.banner = Banner()
 
         self.document = QPdfDocument(self)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QScreen, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
@@ -38,6 +38,7 @@ PREFERRED_SIZE = QSize(1280, 860)
 # Title bar and borders a window manager adds, assumed until the real frame is known.
 FRAME_GUESS = QSize(8, 34)
 GEOMETRY_KEY = "window/geometry"
+MAXIMIZED_KEY = "window/maximized"
 # Widgets that change their value on the wheel; they take it only when focused.
 WHEEL_GUARDED = (QAbstractSpinBox, QComboBox)
 # The style rounds the label rectangle; a text this much wider still draws whole (its last
@@ -106,24 +107,26 @@ def fits(window: QWidget) -> bool:
 
 def restore_geometry(window: QWidget, settings: Any) -> bool:
     """Put back the size and position saved by ``remember_geometry`` when they fit the
-    screen the window lands on; False (and nothing changed) otherwise."""
+    available area of the screen the window is on; False (and nothing changed) otherwise."""
     saved = settings.value(GEOMETRY_KEY)
-    if not isinstance(saved, QByteArray | bytes) or not saved:
+    if not isinstance(saved, QRect) or not saved.isValid():
         return False
-    before = window.saveGeometry()
-    if not window.restoreGeometry(QByteArray(saved)):
+    if saved.width() < window.minimumWidth() or saved.height() < window.minimumHeight():
         return False
     area = available_geometry(window)
-    extra = frame_extra(window)
-    inside = area.contains(QRect(window.pos(), window.size() + extra))
-    if window.isMaximized() or inside:
-        return True
-    window.restoreGeometry(before)
-    return False
+    if not area.contains(QRect(saved.topLeft(), saved.size() + frame_extra(window))):
+        return False
+    window.setGeometry(saved)
+    if str(settings.value(MAXIMIZED_KEY, "false")).lower() == "true":
+        window.setWindowState(window.windowState() | Qt.WindowState.WindowMaximized)
+    return True
 
 
 def remember_geometry(window: QWidget, settings: Any) -> None:
-    settings.setValue(GEOMETRY_KEY, window.saveGeometry())
+    """Save the window's client rectangle (the normal one when maximized)."""
+    maximized = window.isMaximized()
+    settings.setValue(GEOMETRY_KEY, window.normalGeometry() if maximized else window.geometry())
+    settings.setValue(MAXIMIZED_KEY, maximized)
     settings.sync()
 
 
@@ -340,10 +343,16 @@ def cap_columns(table: Any, caps: dict[int, int]) -> None:
     from PySide6.QtWidgets import QHeaderView
 
     header = table.horizontalHeader()
+
+    def wanted(column: int) -> int:
+        return max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
+
+    # Caps only when the columns at their full width do not fit (a wide screen keeps them).
+    full = sum(wanted(c) for c in range(table.columnCount()) if not table.isColumnHidden(c))
+    roomy = full <= table.viewport().width()
     for column, cap in caps.items():
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        wanted = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
-        if wanted > cap:
+        if not roomy and wanted(column) > cap:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, cap)
         for row in range(table.rowCount()):

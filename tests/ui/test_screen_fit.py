@@ -210,31 +210,33 @@ def test_a_dialog_taller_than_the_screen_is_fitted_into_it(qtbot, guard):
     assert area.contains(frame), (frame, area)
 
 
-def test_the_window_opens_fitted_and_comes_back_where_the_user_left_it(qtbot, make_shell,
-                                                                       data_dir):
+def test_the_window_opens_fitted_and_comes_back_where_the_user_left_it(
+        qtbot, make_shell, data_dir, monkeypatch):
     from inspector_app.ui.context import open_qsettings
 
+    area = QRect(0, 0, 1024, 600)  # a 1024×600 rugged laptop, whatever offscreen offers
+    monkeypatch.setattr(screen_fit, "available_geometry", lambda _widget=None: area)
     shell = make_shell(data_dir)
     shell.hide()
     shell.place_on_screen()
-    area = screen_fit.available_geometry(shell)
+    assert shell.size() == QSize(1024, 600) - screen_fit.FRAME_GUESS
     assert area.contains(QRect(shell.pos(), shell.size() + screen_fit.FRAME_GUESS))
-    shell.setGeometry(area.left() + 20, area.top() + 40, 700, 420)
-    screen_fit.remember_geometry(shell, open_qsettings())
 
+    shell.setGeometry(20, 40, 900, 500)  # the user's choice
+    screen_fit.remember_geometry(shell, open_qsettings())
     again = make_shell(data_dir)
     again.hide()
     again.place_on_screen()
-    assert (again.width(), again.height()) == (700, 420)
+    assert again.size() == QSize(900, 500)
 
     # Saved on a larger screen: not restored, fitted instead.
     too_big = make_shell(data_dir)
-    too_big.setGeometry(0, 0, area.width() + 500, area.height() + 500)
+    too_big.setGeometry(0, 0, 1600, 1000)
     screen_fit.remember_geometry(too_big, open_qsettings())
     third = make_shell(data_dir)
     third.hide()
     third.place_on_screen()
-    assert third.width() <= area.width() and third.height() <= area.height()
+    assert third.size() == QSize(1024, 600) - screen_fit.FRAME_GUESS
 
 
 def test_the_save_dialog_starts_in_the_documents_folder(qtbot):
