@@ -192,8 +192,13 @@ def _check_recreated(store: Store, report: Report, public_key: bytes | None) -> 
             f"device key {store.key_path.name} exists but this database pins no device key: "
             "the database was emptied, re-created or replaced (sealed records may be lost)"
         )
-    records = store.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-    if records == 0 and store.blob_dir.is_dir() and any(
+    # Blobs are written for open inspections too (photos, signatures): only a store that
+    # names no file at all has no reason to keep any.
+    naming = store.conn.execute(
+        "SELECT (SELECT COUNT(*) FROM records) + (SELECT COUNT(*) FROM photos) + "
+        "(SELECT COUNT(*) FROM signatures) + (SELECT COUNT(*) FROM documents)"
+    ).fetchone()[0]
+    if naming == 0 and store.blob_dir.is_dir() and any(
         p.is_file() for p in store.blob_dir.glob("*/*")
     ):
         report.add("blob files exist but the database holds no record: the database was "

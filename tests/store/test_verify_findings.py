@@ -175,3 +175,25 @@ def test_store_verify_reports_each_alteration_and_exits_1(base, tmp_path, alter,
     problems = [line.strip() for line in lines[1:]]
     for text in says:
         assert any(text in line for line in problems), (text, problems)
+
+
+def test_an_open_inspection_with_a_photo_and_no_sealed_record_is_not_a_recreated_store(tmp_path):
+    from PIL import Image
+
+    from inspector_app import demo
+
+    store = open_store(tmp_path / "data")
+    try:
+        demo.seed_registry(store, vehicles=10, seed=1)
+        agent = services.Session(matricula="1001", name="João Batista Ferreira",
+                                 role="inspector")
+        inspection_id = services.start_inspection(
+            store=store, session=agent, pack_id="DF_STPCR", kind="fiscalizacao",
+            location_type="terminal", place="Terminal de Brazlândia", plate="ABC1D23")
+        photo = tmp_path / "foto.jpg"
+        Image.new("RGB", (64, 48), (120, 30, 30)).save(photo)
+        services.attach_photo(store=store, inspection_id=inspection_id, source=photo)
+        assert any(p.is_file() for p in (store.blob_dir).glob("*/*"))
+        assert verify_store(store).problems == []
+    finally:
+        store.close()
