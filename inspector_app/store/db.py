@@ -24,7 +24,7 @@ from sqlite_utils import Database
 
 from inspector_app.fileio import fsync_folder
 from inspector_app.security.keys import write_new_file
-from inspector_app.store import dbapi
+from inspector_app.store import dbapi, seals
 from inspector_app.store.migrations import KNOWN_MIGRATIONS, migrations
 
 DB_NAME = "inspector.db"
@@ -296,6 +296,7 @@ def _connect(path: Path, key: bytes, *, readonly: bool) -> dbapi.Connection:
     except dbapi.Error as exc:
         conn.close()
         raise _unreadable(path, exc) from exc
+    seals.register(conn, key)
     return conn
 
 
@@ -322,6 +323,7 @@ def encrypt_plaintext(path: Path, key: bytes) -> None:
         plain = raw_connect(path, None)
     except dbapi.Error as exc:
         raise _unreadable(path, exc) from exc
+    seals.register(plain, key)  # the copy's seal triggers, if any, keep working
     try:
         plain.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         version = plain.execute("PRAGMA user_version").fetchone()[0]

@@ -348,4 +348,21 @@ def m0005_i12_output_failures(db: Database) -> None:
         db.execute(statement)
 
 
+@migrations(name="0005_i14c_row_seals")
+def m0005_i14c_row_seals(db: Database) -> None:
+    """Seals of the rows that change in place and counters of the append-only tables
+    (``store/seals.py``); the present rows are sealed as they are."""
+    from inspector_app.store import seals
+
+    db.execute("""CREATE TABLE row_seals (tbl TEXT NOT NULL, pk TEXT NOT NULL,
+        mac TEXT NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID""")
+    # Counters first: their rows in app_meta are then sealed with the rest of app_meta.
+    for table in seals.COUNTED_TABLES:
+        for statement in seals.counter_statements(table):
+            db.execute(statement)
+    for table in seals.SEALED_TABLES:
+        for statement in seals.install_statements(db.conn, table):
+            db.execute(statement)
+
+
 KNOWN_MIGRATIONS = tuple(m.name for m in migrations._migrations)

@@ -8,7 +8,15 @@ Checks, each problem reported in a line of its own:
 * the journal: sequence without gaps, each entry chained to the previous one, each entry's
   hash and record hash;
 * numbering: every number used once, inside a range, without gaps, by the record that
-  carries it; every record in the outbox (acknowledged or pending).
+  carries it; every record in the outbox (acknowledged or pending);
+* the outbox: an acknowledgement only with a delivered status, after an attempt, on an
+  enrolled device;
+* files: every photo, signature and archived PDF a record or row names exists in the blob
+  folder with its SHA-256; prints and archived copies numbered without gaps;
+* row seals and counters (``store/seals.py``): registry rows, ``app_meta``, the outbox,
+  ranges and login state as the app wrote them; no row of an append-only table removed;
+* a database re-created beside the files of an older one (the device key file remains but
+  the database pins none, or blobs remain and no record names them).
 """
 
 from __future__ import annotations
@@ -17,11 +25,13 @@ import base64
 import json
 from dataclasses import dataclass, field
 
+from inspector_app.media.photos import verify_blob
 from inspector_app.security.keys import verify_signature
 from inspector_app.security.records import canonical_json, sha256_hex
-from inspector_app.store import dbapi, numbering
-from inspector_app.store.db import Store
+from inspector_app.store import dbapi, numbering, seals
+from inspector_app.store.db import Store, database_key
 from inspector_app.store.sealing import GENESIS, journal_entry_hash
+from inspector_app.sync.protocol import DELIVERED, blobs_of_envelope
 
 COLUMNS = ("id", "kind", "series", "number", "created_at", "inspection_id", "refers_to",
            "plate_key", "holder_id", "occurred_on", "verification_code", "key_id")
@@ -176,6 +186,94 @@ def _check_numbers(store: Store, report: Report) -> None:
         report.add(f"record {rid}: not in the outbox (would never reach HQ)")
 
 
+def _check_recreated(store: Store, report: Report, public_key: bytes | None) -> None:
+    if public_key is None and store.key_path.exists():
+        report.add(
+            f"device key {store.key_path.name} exists but this database pins no device key: "
+            "the database was emptied, re-created or replaced (sealed records may be lost)"
+        )
+    # Blobs are written for open inspections too (photos, signatures): only a store that
+    # names no file at all has no reason to keep any.
+    naming = store.conn.execute(
+        "SELECT (SELECT COUNT(*) FROM records) + (SELECT COUNT(*) FROM photos) + "
+        "(SELECT COUNT(*) FROM signatures) + (SELECT COUNT(*) FROM documents)"
+    ).fetchone()[0]
+    if naming == 0 and store.blob_dir.is_dir() and any(
+        p.is_file() for p in store.blob_dir.glob("*/*")
+    ):
+        report.add("blob files exist but the database holds no record: the database was "
+                   "emptied, re-created or replaced")
+
+
+def _check_outbox(store: Store, report: Report) -> None:
+    enrolled = bool(store.meta("hq_url")) and bool(store.meta("hq_device_token"))
+    rows = store.conn.execute(
+        "SELECT record_id, acked_at, ack_status, attempts, last_attempt_at, enqueued_at "
+        "FROM outbox WHERE acked_at IS NOT NULL ORDER BY enqueued_at"
+    ).fetchall()
+    for rid, acked, status, attempts, last_attempt, enqueued in rows:
+        label = f"outbox {rid}"
+        if not enrolled:
+            report.add(f"{label}: acknowledged by HQ but this device was never enrolled")
+        if status not in DELIVERED:
+            report.add(f"{label}: acknowledged with status {status!r} (HQ acknowledges only "
+                       f"{', '.join(sorted(DELIVERED))})")
+        if not isinstance(attempts, int) or attempts < 1 or last_attempt is None:
+            report.add(f"{label}: acknowledged but never sent (no attempt recorded)")
+        elif last_attempt != acked:
+            report.add(f"{label}: acknowledged at {acked} but last sent at {last_attempt}")
+        if isinstance(acked, str) and isinstance(enqueued, str) and acked < enqueued:
+            report.add(f"{label}: acknowledged before it was queued")
+
+
+def _check_blobs(store: Store, report: Report) -> None:
+    named: dict[str, str] = {}
+    for rid, payload in store.conn.execute("SELECT id, payload FROM records ORDER BY rowid"):
+        try:
+            envelope = json.loads(payload)
+        except (ValueError, TypeError):
+            continue  # reported by _check_records
+        if isinstance(envelope, dict):
+            for sha in blobs_of_envelope(envelope):
+                named.setdefault(sha, f"record {rid}")
+    for doc_id, rid, sha in store.conn.execute(
+        "SELECT id, record_id, pdf_sha256 FROM documents ORDER BY id"
+    ):
+        named.setdefault(sha, f"archived PDF {doc_id} of record {rid}")
+    for table, cols in (("photos", ("original_sha256", "working_sha256", "thumb_sha256")),
+                        ("signatures", ("png_sha256",))):
+        for row in store.conn.execute(f"SELECT id, inspection_id, {', '.join(cols)} "
+                                      f"FROM {table} ORDER BY id"):
+            for sha in row[2:]:
+                if sha:
+                    named.setdefault(sha, f"{table[:-1]} {row[0]} of inspection {row[1]}")
+    for sha, where in named.items():
+        if not isinstance(sha, str) or len(sha) != 64 or not sha.isalnum():
+            report.add(f"{where}: file hash {sha!r} is not a SHA-256")
+            continue
+        folder = store.blob_dir / sha[:2]
+        present = sorted(folder.glob(f"{sha}*")) if folder.is_dir() else []
+        if not present:
+            report.add(f"{where}: file {sha[:16]}… is missing from the blob folder")
+        elif not any(verify_blob(p, sha) for p in present):
+            report.add(f"{where}: file {sha[:16]}… does not match its SHA-256 (altered)")
+
+
+def _check_prints(store: Store, report: Report) -> None:
+    """Reprint numbers run 0, 1, 2, … per record and copy, in prints and archived PDFs."""
+    for table in ("print_log", "documents"):
+        groups: dict[tuple[str, str], list[int]] = {}
+        for rid, copy, number in store.conn.execute(
+            f"SELECT record_id, copy, reprint_number FROM {table} ORDER BY id"
+        ):
+            groups.setdefault((rid, copy), []).append(number)
+        for (rid, copy), numbers in groups.items():
+            if sorted(numbers) != list(range(len(numbers))):
+                missing = sorted(set(range(max(numbers) + 1)) - set(numbers))
+                report.add(f"{table} of record {rid}, copy {copy}: reprint numbers "
+                           f"{missing} missing (rows removed)")
+
+
 def _lenient_text(data: bytes) -> str:
     # A tampered column may not be valid UTF-8; decoding it must not stop the checks.
     return data.decode("utf-8", "replace")
@@ -202,9 +300,15 @@ def _verify(store: Store, report: Report) -> Report:
     key_b64 = store.meta("device_public_key")
     public_key = base64.b64decode(key_b64) if key_b64 else None
     try:
+        _check_recreated(store, report, public_key)
         _check_records(store, report, public_key)
         _check_journal(store, report)
         _check_numbers(store, report)
+        _check_outbox(store, report)
+        _check_blobs(store, report)
+        _check_prints(store, report)
+        report.problems.extend(seals.check(store.conn, database_key(store.data_dir,
+                                                                     create=False)))
     except dbapi.DatabaseError as exc:
         report.add(f"cannot read the store: {exc}")
     return report

@@ -96,7 +96,14 @@ class _CommitEachStatement:
 
 
 def _tracer(phase: mmap.mmap, insert_sleep: float) -> Callable[[str], None]:
+    last = [""]
+
     def trace(statement: str) -> None:
+        # SQLCipher's module reports a statement again for each trigger step it runs (the
+        # row seals of store/seals.py): sleep once per statement, not once per trigger.
+        if statement == last[0]:
+            return
+        last[0] = statement
         head = statement.lstrip()[:16].upper()
         if head.startswith("BEGIN"):
             phase[0:1] = IN_TRANSACTION

@@ -164,6 +164,7 @@ def test_a_plaintext_store_from_an_earlier_version_is_encrypted_in_place(seeded,
             shutil.copytree(src, data_dir / name)
         else:
             (data_dir / name).write_bytes(src.read_bytes())
+    _as_before_0005(data_dir / DB_NAME)
     (data_dir / "backups").mkdir()
     (data_dir / "backups" / "inspector-old.db").write_bytes((data_dir / DB_NAME).read_bytes())
     secrets = _secrets_plain(data_dir / DB_NAME)
@@ -183,6 +184,21 @@ def test_a_plaintext_store_from_an_earlier_version_is_encrypted_in_place(seeded,
         assert not data.startswith(b"SQLite format 3\x00"), path
         assert [s for s in secrets if s in data] == [], path
     assert not (data_dir / f"{DB_NAME}.encrypting").exists()
+
+
+def _as_before_0005(path: Path) -> None:
+    """The plaintext copy as an app from before encryption wrote it: no row seals yet."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' "
+                                    "AND (name LIKE '%_seal_%' OR name LIKE '%_count_ins')"
+                                    ).fetchall():
+            conn.execute(f"DROP TRIGGER {name}")
+        conn.execute("DROP TABLE row_seals")
+        conn.execute("DELETE FROM app_meta WHERE key LIKE 'rows.%'")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0005_i14c_row_seals'")
+    finally:
+        conn.close()
 
 
 def _secrets_plain(path: Path) -> list[bytes]:
