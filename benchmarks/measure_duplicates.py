@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psycopg
 
-from inspector_app.hq.blobs import BlobStore
+from inspector_app.hq.blobs import FolderBlobStore
 from inspector_app.hq.core.db import make_engine, upgrade
 from inspector_app.hq.devices import create_enrolment_code, enrol, get_device
 from inspector_app.hq.ingest import ingest
@@ -53,7 +53,7 @@ def main(devices: int, autos: int) -> None:
     try:
         engine = make_engine(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}")
         upgrade(engine)
-        blobs = BlobStore(Path(tempfile.mkdtemp()))
+        blobs = FolderBlobStore(Path(tempfile.mkdtemp()))
         started = time.perf_counter()
         for _ in range(devices):
             key = DeviceKey.generate()

@@ -135,10 +135,10 @@ class Settings:
         if public and not public.startswith(("http://", "https://")):
             raise ValueError(f"HQ_PUBLIC_URL must be an http(s) URL, not {public!r}")
         backend = os.environ.get("HQ_BLOB_STORE", "folder").strip().lower() or "folder"
-        return cls(database_url=url, blob_dir=Path(blobs), blob_backend=backend,  # type: ignore[arg-type]
+        return cls(database_url=url, blob_dir=Path(blobs), blob_backend=backend,
                    public_url=public,
                    s3=S3Settings.from_env(base) if backend == "s3" else None,
-                   **limits_from_env())
+                   **limits_from_env())  # type: ignore[arg-type]
 
 
 _ENV_LIMITS = ("enrol_failures_per_minute", "max_blob_bytes", "max_bundle_bytes",
