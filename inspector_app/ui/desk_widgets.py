@@ -126,8 +126,7 @@ def review_html(review: dict[str, Any]) -> str:
     infractions = review.get("infractions") or []
     if infractions:
         items = "".join(
-            f"<li><b>{escape(str(i.get('article')))}</b> – {escape(str(i.get('description')))}"
-            f" <span style='color:#5f6368'>({escape(str(i.get('rule_id')))})</span>: "
+            f"<li><b>{escape(str(i.get('article')))}</b> – {escape(str(i.get('description')))}: "
             f"{escape(str(i.get('penalty')))}, {money_br(i.get('fine_brl'))}, "
             f"{i.get('points')} ponto(s)</li>" for i in infractions)
         html += f"<p><b>Infrações ({len(infractions)})</b></p><ul>{items}</ul>"

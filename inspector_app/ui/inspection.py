@@ -139,6 +139,11 @@ class PlaceStep(QWidget):
         self.state = state
         self.pack = QComboBox()
         self.pack.setAccessibleName("Pacote de regulamentação")
+        # A long pack title must not widen the window past a 1024 px screen: the combo
+        # elides, its list shows the whole titles.
+        self.pack.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.pack.setMinimumContentsLength(24)
         self.fiscalizacao = QRadioButton("&Fiscalização")
         self.vistoria = QRadioButton("V&istoria periódica")
         self.fiscalizacao.setChecked(True)
@@ -731,6 +736,9 @@ class SignaturesStep(QWidget):
         layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        # The review wraps to the width it has: a sideways bar would hide the end of its
+        # lines from the driver who reads them.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(content)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)

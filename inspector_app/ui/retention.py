@@ -108,7 +108,9 @@ class ReleaseDialog(QDialog):
         self.ctx = ctx
         self.held = held
         self.setWindowTitle(f"Liberação do veículo {held.plate}")
-        self.resize(760, 680)
+        # As wide as the signature pads ask (the receiver's, the agent's, the witness's),
+        # cut to the screen by the screen guard: no sideways scrolling at 1024 px.
+        self.resize(1000, 680)
         intro = QLabel(f"<b>Termo de retenção {held.number}</b> – placa <b>{held.plate}</b>, "
                        f"retido em {datetime_br(held.retained_at)} "
                        f"({held_for(held.retained_at)}).<br>Fundamentos:<br>"

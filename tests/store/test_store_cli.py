@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from inspector_app.store.db import DB_NAME, open_store
+from inspector_app.store.db import connect_data_dir, open_store
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HOLDERS_WITH_A_BAD_ROW = """\
@@ -81,15 +80,21 @@ def test_store_status_prints_counts_ranges_and_outbox_as_json(seeded):
     assert status["counts"]["ref_vehicles"] == 30
     assert (status["readonly"], status["alerts"]) == (False, [])
     assert status["data_dir"] == str(data_dir)
-    [rng] = status["ranges"]
-    assert (rng["source"], rng["issued"], rng["voided"]) == ("demo", records, 0)
-    assert rng["remaining"] == rng["last"] - rng["first"] + 1 - records
+    # One demo series per órgão, created at demo setup (issue 11); each auto takes the
+    # series of its pack's órgão.
+    ranges = {r["series"].split("-")[1]: r for r in status["ranges"]}
+    assert sorted(ranges) == ["DF", "JF"]
+    assert {r["source"] for r in ranges.values()} == {"demo"}
+    issued = sum(r["issued"] for r in ranges.values())
+    assert (issued, sum(r["voided"] for r in ranges.values())) == (records, 0)
+    for r in ranges.values():
+        assert r["remaining"] == r["last"] - r["first"] + 1 - r["issued"]
 
 
 def test_store_verify_lists_an_altered_payload_and_exits_1_once_triggers_are_dropped(
     seeded_copy,
 ):
-    conn = sqlite3.connect(str(seeded_copy / DB_NAME), isolation_level=None)
+    conn = connect_data_dir(seeded_copy)
     try:
         for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"):
             conn.execute(f"DROP TRIGGER {name}")
@@ -133,7 +138,7 @@ def test_registry_import_reports_the_bad_line_keeps_the_good_rows_and_exits_1(tm
 
 def newer_version_store(data_dir: Path) -> Path:
     open_store(data_dir).close()
-    conn = sqlite3.connect(str(data_dir / DB_NAME), isolation_level=None)
+    conn = connect_data_dir(data_dir)
     conn.execute("INSERT INTO _sqlite_migrations(migration_set, name, applied_at) "
                  "VALUES ('inspector', '0099_future', '2030-01-01')")
     conn.close()

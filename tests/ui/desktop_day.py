@@ -179,6 +179,7 @@ class Walk:
     def draw_signature(self, pad: Any) -> Steps:
         from PySide6.QtCore import QPoint
 
+        yield from self.reveal(pad)  # below the driver's review on the signature step
         x0, y0 = self.point(pad, QPoint(40, pad.height() // 2))
         yield from self.xdo("mousemove", str(x0), str(y0))
         yield from self.xdo("mousedown", "1")
@@ -401,28 +402,33 @@ class Walk:
         return number
 
     def checklist_date_items(self, wizard: Any) -> Steps:
-        """Answer a date item as a person would, with its C/N/A buttons in full view; the
-        wheel over it while it is not focused leaves its date alone."""
-        from PySide6.QtWidgets import QDateEdit
+        """Answer a date item as a person would, with its C/N/A buttons in full view: click
+        its date field and type the date (date items start empty; a text field takes no
+        wheel)."""
+        import datetime as dt
+
+        from inspector_app.ui.fields import DateField
 
         dated = [i for i, r in wizard.checklist.rows.items()
-                 if isinstance(r.value_edit, QDateEdit)]
+                 if isinstance(r.value_edit, DateField)]
         if not dated:
+            self.problems.append("checklist: the pack has no date item")
             return
-        item_id = dated[0]
+        # The policy's end of validity: a date ahead is what "conforme" means.
+        item_id = next((i for i in dated if "vigência" in
+                        wizard.checklist.rows[i].date_label.text()), dated[0])
         row = wizard.checklist.rows[item_id]
         yield from self.show_item(wizard, item_id)
         yield from self.click(row.buttons["ok"])
         yield from self.idle()
-        edit = row.value_edit
-        yield from self.reveal(edit)
-        before = edit.date()
-        if not edit.hasFocus():
-            x, y = self.point(edit)
-            yield from self.xdo("mousemove", str(x), str(y))
-            yield from self.xdo("click", "--repeat", "3", "--delay", "30", "5")
-            if edit.date() != before:
-                self.problems.append(f"checklist: the wheel changed {item_id}'s date")
+        edit = row.value_edit.edit
+        ahead = dt.date.today() + dt.timedelta(days=180)
+        yield from self.click_and_type(edit, ahead.strftime("%d/%m/%Y"))
+        yield from self.key("Tab")
+        yield from self.pump(0.1)
+        if row.value_edit.error():
+            self.problems.append(f"checklist: {item_id} refused a typed date: "
+                                 f"{row.value_edit.error()}")
         yield from self.reveal(row)
         yield from self.check("checklist-data", self.wizard_buttons()
                    + [row.buttons[k] for k in ("ok", "fail", "na")])
@@ -516,6 +522,12 @@ class Walk:
             rect = items.visualItemRect(item)
             yield from self.click(items.viewport(), f"item {item.text()}", where=rect.center())
             yield from self.key("space")
+        # Who receives the vehicle, their signature and the releasing agent's (art. 38).
+        yield from self.click_and_type(dialog.receiver.name, "Roberto Alves Pereira")
+        yield from self.click_and_type(dialog.receiver.cpf, "529.982.247-25")
+        yield from self.click_and_type(dialog.receiver.document, "CNH 01234567890")
+        yield from self.draw_signature(dialog.receiver_signature.pad)
+        yield from self.draw_signature(dialog.agent_signature.pad)
         yield from self.check("liberacao-marcada", [dialog.release_button, dialog.cancel_button],
                    window=dialog)
         yield from self.click(dialog.release_button)

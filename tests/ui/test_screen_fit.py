@@ -19,7 +19,6 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
-    QDateEdit,
     QDialog,
     QLabel,
     QLineEdit,
@@ -116,8 +115,10 @@ def test_a_date_item_keeps_its_three_answers_whole_at_1024(qtbot, make_shell, da
     wizard = start_inspection(qtbot, shell, pack="DF_STPCR", place="Terminal",
                               location="terminal", plate=demo_facts.df_plate,
                               driver_cpf=demo_facts.df_driver_cpf)
+    from inspector_app.ui.fields import DateField
+
     dated = [row for row in wizard.checklist.rows.values()
-             if isinstance(row.value_edit, QDateEdit)]
+             if isinstance(row.value_edit, DateField)]
     assert dated, "the DF_STPCR checklist has a date item"
     row = dated[0]
     section = next(i for i, rows in enumerate(wizard.checklist._section_rows) if row in rows)
