@@ -615,7 +615,7 @@ def _case_data(store: Store, insp: repo.InspectionRow,
 
 
 TRAINING_REEVALUATION = (
-    "uso do pacote histórico (norma revogada) para treinamento e demonstração no aplicativo"
+    "treinamento e demonstração"
 )
 
 

@@ -286,6 +286,8 @@ def infractions(ctx: DocContext) -> Story:
     if st.narrow:  # the roll: each estimate sits with its penalty; one total line
         out.append(txt(bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "
                             f"{fmt.text(totals.get('points'), '0')} ponto(s)."), st.body))
+        if not any(_has_fine(inf) for inf in rows):  # advertências only: nothing estimated
+            return out
         return [*out, txt(ESTIMATE_NOTE, st.small)]
     out.append(Spacer(1, 3))
     out.append(txt([bold(f"Total estimado: {fmt.money(totals.get('fine_brl'))} · "

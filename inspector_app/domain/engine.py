@@ -1376,10 +1376,9 @@ def _in_force(ctx: _Context) -> None:
         why = f" Motivo: {case.historical_reevaluation}." if case.historical_reevaluation else ""
         norm = pack.meta.legal_basis[0].citation if pack.meta.legal_basis else pack.meta.title
         text = (
-            f"Reavaliação histórica: o regulamento aplicado ({norm}) vigorou até "
-            f"{until:%d/%m/%Y} "
-            f"({pack.meta.effective_until_basis}); o fato de {case.date:%d/%m/%Y} é posterior e "
-            f"este resultado não tem efeito de autuação.{why}"
+            f"Reavaliação histórica, sem efeito de autuação: {norm} vigorou até "
+            f"{until:%d/%m/%Y} ({pack.meta.effective_until_basis}), antes do fato "
+            f"({case.date:%d/%m/%Y}).{why}"
         )
         ctx.warn(text)
         ctx.notes.append(text)  # the notes are printed on every document of the outcome

@@ -12,7 +12,7 @@ def test_the_jf_auto_says_it_is_a_historical_reevaluation(rendered, layout):
     text = squeeze(pdf_text(rendered("auto_infracao_jf", layout)))
     assert squeeze("Reavaliação histórica") in text
     assert "31/12/2014" in text  # the pack's end date (effective_until)
-    assert squeeze("não tem efeito de autuação") in text
+    assert squeeze("sem efeito de autuação") in text
 
 
 def test_an_in_force_pack_auto_does_not(rendered):
