@@ -339,6 +339,10 @@ def run() -> list[dict[str, object]]:
             if env is None:
                 return [*rows, _row("sync: S3 blob store rows: SKIPPED (moto not installed)",
                                     0.0, 0.0, "")]
-            return rows + bench_push(folder / "s3", env) + bench_ingest(folder / "s3", env)
+            try:
+                return rows + bench_push(folder / "s3", env) + bench_ingest(folder / "s3", env)
+            except RuntimeError as exc:  # said in the table, not hidden: moto is slow
+                return [*rows, _row(f"sync: S3 blob store rows: DID NOT COMPLETE ({exc})"[:300],
+                                    0.0, 0.0, "")]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
