@@ -52,3 +52,28 @@ def ban_warning(reason: str | None, since: dt.date | None, today: dt.date) -> st
         f"Impedido(a) de nova permissão até {ban_until(reason, since):%d/%m/%Y}: "
         f"{rule.act} em {since:%d/%m/%Y} ({rule.basis})."
     )
+
+
+class BanFieldError(ValueError):
+    """A ban column of a registry row that cannot be stored: ``field`` and a Portuguese
+    ``message`` (the device's and HQ's registry imports report it on the row)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def ban_columns(reason: str | None, since: str | None, today: dt.date) -> dict[str, str | None]:
+    """The ``ban_reason`` / ``ban_from`` columns of a permit holder as imported: both empty,
+    or a known reason with the date of the act (ISO), never after ``today``. One rule for
+    the device's and HQ's registry imports."""
+    if reason is None and since is None:
+        return {"ban_reason": None, "ban_from": None}
+    if reason not in BAN_RULES:
+        raise BanFieldError("ban_reason", f"use {', '.join(BAN_RULES)} (motivo do impedimento).")
+    if since is None:
+        raise BanFieldError("ban_from", "informe a data do ato (AAAA-MM-DD).")
+    if dt.date.fromisoformat(since) > today:
+        raise BanFieldError("ban_from", "a data do ato não pode ser futura.")
+    return {"ban_reason": reason, "ban_from": since}

@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from inspector_app.domain.bans import BAN_RULES
+from inspector_app.domain.bans import BanFieldError, ban_columns
 from inspector_app.domain.calendar_exceptions import (
     CALENDAR_EXCEPTIONS_PARAMETER,
     parse_exceptions,
@@ -189,19 +189,12 @@ class _Context:
 
 
 def _ban(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Ban on a new permission (Decreto 15.154/1993 arts. 12 §ú, 39 §ú, 16 §2): the reason
-    and the date of the act, never in the future."""
-    reason = _text(row, "ban_reason")
-    since = _date(row, "ban_from")
-    if reason is None and since is None:
-        return {"ban_reason": None, "ban_from": None}
-    if reason not in BAN_RULES:
-        raise _FieldError("ban_reason", f"use {', '.join(BAN_RULES)} (motivo do impedimento).")
-    if since is None:
-        raise _FieldError("ban_from", "informe a data do ato (AAAA-MM-DD).")
-    if dt.date.fromisoformat(since) > legal_today():
-        raise _FieldError("ban_from", "a data do ato não pode ser futura.")
-    return {"ban_reason": reason, "ban_from": since}
+    """Ban on a new permission (Decreto 15.154/1993 arts. 12 §ú, 39 §ú, 16 §2): the rule is
+    ``domain.bans.ban_columns``, shared with the other registry import."""
+    try:
+        return ban_columns(_text(row, "ban_reason"), _date(row, "ban_from"), legal_today())
+    except BanFieldError as exc:
+        raise _FieldError(exc.field, exc.message) from None
 
 
 def _permit_holder(row: Mapping[str, Any], ctx: _Context) -> dict[str, Any]:
