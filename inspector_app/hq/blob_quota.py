@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, Engine, and_, delete, exists, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from inspector_app.hq.blob_index import forget
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.tables import blob_uploads, record_blobs
@@ -81,6 +82,7 @@ def prune(engine: Engine, blobs: BlobStore, *, older_than: dt.timedelta) -> tupl
             blobs.delete(sha)  # absent is fine
             removed += 1
             size += int(nbytes)
-        conn.execute(delete(blob_uploads).where(
-            blob_uploads.c.sha256.in_([r.sha256 for r in rows])))
+        gone = [r.sha256 for r in rows]
+        conn.execute(delete(blob_uploads).where(blob_uploads.c.sha256.in_(gone)))
+        forget(conn, gone)
     return removed, size

@@ -94,6 +94,10 @@ class BlobStore(ABC):
 
     #: Shown by ``inspector-hq init`` and in the logs; never contains a secret.
     description: str = ""
+    #: True when asking the store costs a round trip per file (an object store): then HQ's
+    #: list of stored files (``hq/blob_index.py``) is the only answer to "is it here?";
+    #: False when the store's own check is a local ``stat`` that may also be asked.
+    index_authoritative: bool = False
 
     # --- what HQ asks -------------------------------------------------------------------
 
@@ -115,6 +119,13 @@ class BlobStore(ABC):
     @abstractmethod
     def hashes(self) -> Iterator[str]:
         """Every stored file's hash (a full listing: for audits, not for requests)."""
+
+    def listing(self) -> Iterator[tuple[str, int]]:
+        """Every stored file as ``(sha256, size)`` (``inspector-hq blobs reindex``)."""
+        for sha in self.hashes():
+            size = self.size(sha)
+            if size is not None:
+                yield sha, size
 
     @abstractmethod
     def partial_uploads(self) -> int:
@@ -184,12 +195,18 @@ class BlobStore(ABC):
 
     async def put_bundle(self, chunks: AsyncIterator[bytes], *, max_bytes: int,
                          max_parts: int, admit: Admit | None = None,
+                         visible: dict[str, int | None] | None = None,
                          ) -> list[tuple[str, PartStatus, str | None]]:
         """Store every file of the streamed bundle; ``(sha256, status, reason)`` per part,
         in order. Raises :class:`BlobError` (400) for a body that is empty, not framed as a
         bundle, truncated, or has more than ``max_parts`` parts; files before the fault
         that arrived whole and verified are kept all the same. ``admit(sha256, size)``
-        (the device's quota) may refuse a new file from its header: it returns the reason."""
+        (the device's quota) may refuse a new file from its header: it returns the reason.
+        ``visible`` is filled, even when the bundle breaks off, with ``sha256: size`` of every
+        file the store holds once the request is over (stored now or there already; the size
+        is None for a file found there, whose header HQ does not trust): what HQ writes in
+        its list of files (``hq/blob_index.py``)."""
+        seen: dict[str, int | None] = {} if visible is None else visible
         answers: list[tuple[str, PartStatus, str | None]] = []
         verified: dict[str, _Part] = {}  # to write (or rename) into place at the end
         in_memory = 0  # bytes of this bundle's files held in memory
@@ -214,6 +231,8 @@ class BlobStore(ABC):
                         present = sha in verified or await self._has_async(sha)
                         part = self._open_part(bytes(header), max_bytes, present, in_memory,
                                                admit)
+                        if part.decided == ("present", None):
+                            seen[part.sha256] = None
                         if part.memory is not None:
                             in_memory += part.size
                         header.clear()
@@ -234,6 +253,7 @@ class BlobStore(ABC):
             already: set[str] = set()
             if verified:
                 already = await anyio.to_thread.run_sync(self._commit, list(verified.values()))
+                seen.update({p.sha256: p.size for p in verified.values()})
         # A store that does not look before it writes learns at the write that a file was
         # there already (another instance stored it meanwhile): it is "present".
         return [(sha, "present", None) if status == "stored" and sha in already

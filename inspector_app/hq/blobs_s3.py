@@ -29,6 +29,9 @@ _THREADS = 32  # concurrent requests to the object store (HEAD for "missing", PU
 
 
 class S3BlobStore(BlobStore):
+    # A HEAD per file is a round trip: HQ's list of stored files answers instead.
+    index_authoritative = True
+
     def __init__(self, settings: S3Settings, *, client: Any = None) -> None:
         self.settings = settings
         self.bucket = settings.bucket
@@ -83,6 +86,15 @@ class S3BlobStore(BlobStore):
                 name = item["Key"].rsplit("/", 1)[-1]
                 if _SHA256.fullmatch(name):
                     yield name
+
+    def listing(self) -> Iterator[tuple[str, int]]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=self.prefix)
+        for page in pages:
+            for item in page.get("Contents", []):
+                name = item["Key"].rsplit("/", 1)[-1]
+                if _SHA256.fullmatch(name):
+                    yield name, int(item["Size"])
 
     def partial_uploads(self) -> int:
         local = len(list(self.staging.glob(".upload-*"))) if self.staging.is_dir() else 0

@@ -211,6 +211,15 @@ def _cmd_blobs_prune(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_blobs_reindex(args: argparse.Namespace) -> int:
+    from inspector_app.hq.blob_index import reindex
+
+    listed, written, removed = reindex(_engine(args), open_blob_store(_settings(args)))
+    print(f"{listed} arquivos no armazenamento; {written} acrescentados à lista da sede; "
+          f"{removed} retirados dela (ausentes do armazenamento)")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--database-url", default=None,
@@ -285,6 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = leaf(blb_sub, "prune", "delete files no record references, uploaded more than "
              "--older-than-days ago (frees the devices' quota)", _cmd_blobs_prune)
     p.add_argument("--older-than-days", type=int, default=30)
+    p.add_argument("--blob-dir", default=None)
+    p = leaf(blb_sub, "reindex", "list the file store and make HQ's list of files equal "
+             "to it (after restoring a bucket or upgrading)", _cmd_blobs_reindex)
     p.add_argument("--blob-dir", default=None)
 
     p = leaf(sub, "report", "records per device and number accounting per range", _cmd_report)

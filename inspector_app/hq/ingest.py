@@ -42,6 +42,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from inspector_app.hq.blob_index import Presence
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.devices import Device
@@ -251,7 +252,7 @@ def _record_row(record: PushRecord, envelope: Mapping[str, Any], device: Device,
 
 
 def _one(conn: Connection, record: PushRecord, check: _Checked, device: Device,
-         ranges: Sequence[AllocatedRange], blobs: BlobStore, now: str) -> PushResult:
+         ranges: Sequence[AllocatedRange], blobs: Presence, now: str) -> PushResult:
     """One record in its own savepoint: the path after a batch lost a race."""
     if isinstance(check, PushResult):
         return check
@@ -305,15 +306,20 @@ def ingest(engine: Engine, device: Device, batch: Sequence[PushRecord],
     checked = [_precheck(record, device) for record in batch]
     with engine.begin() as conn:
         ranges = device_ranges(conn, device.id)
+        # Which of the files the batch names HQ has: one query for the whole batch.
+        presence = Presence(conn, blobs)
+        presence.load(sha for check, record in zip(checked, batch, strict=True)
+                      if not isinstance(check, PushResult)
+                      for sha in _named_blobs(record, check[1]) if _valid_sha(sha))
         accepted: list[dict[str, Any]] = []
         try:
             with conn.begin_nested():
-                results = _ingest_together(conn, device, batch, checked, ranges, blobs, now,
-                                           accepted)
+                results = _ingest_together(conn, device, batch, checked, ranges, presence,
+                                           now, accepted)
         except IntegrityError:
             accepted.clear()  # record by record, each with its own bookkeeping
             lock_holders_of(conn, [c[1] for c in checked if not isinstance(c, PushResult)])
-            results = [_one(conn, record, check, device, ranges, blobs, now)
+            results = [_one(conn, record, check, device, ranges, presence, now)
                        for record, check in zip(batch, checked, strict=True)]
         conn.execute(
             insert(receipts),
@@ -345,7 +351,7 @@ def _answer(record: PushRecord, answer: _Answer) -> PushResult:
 
 def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecord],
                      checked: Sequence[_Checked], ranges: Sequence[AllocatedRange],
-                     blobs: BlobStore, now: str,
+                     blobs: Presence, now: str,
                      accepted_envelopes: list[dict[str, Any]]) -> list[PushResult]:
     """Checks 5-7 for the whole batch with one query each, then one insert of every
     accepted record (their envelopes are appended to ``accepted_envelopes`` for the
@@ -427,9 +433,14 @@ def _answer_from_numbers(record: PushRecord, ranges: Sequence[AllocatedRange],
         raise _reject(REJECT_NUMBER_TAKEN, f"{label} is already carried by record {other}")
 
 
-def _needed_blobs(record: PushRecord, envelope: Mapping[str, Any], blobs: BlobStore) -> list[str]:
-    """Check 7: every file the record names is here; the sorted list of them."""
-    needed = sorted(set(record.blobs) | set(blobs_of_envelope(envelope)))
+def _named_blobs(record: PushRecord, envelope: Mapping[str, Any]) -> list[str]:
+    return sorted(set(record.blobs) | set(blobs_of_envelope(envelope)))
+
+
+def _needed_blobs(record: PushRecord, envelope: Mapping[str, Any], blobs: Presence) -> list[str]:
+    """Check 7: every file the record names is here (HQ's list of files, hq/blob_index.py);
+    the sorted list of them."""
+    needed = _named_blobs(record, envelope)
     if not all(_valid_sha(sha) for sha in needed):
         raise _reject(REJECT_INVALID_PAYLOAD, "names a file by something not a SHA-256")
     missing = blobs.missing(needed)

@@ -184,3 +184,15 @@ blob_uploads = Table(
     Column("size", BigInteger, nullable=False),
     Column("at", String(40), nullable=False),
 )
+
+# Every file HQ has, written once the store made it visible (hq/blob_index.py): answers
+# "which of these files are missing?" with one query instead of one object-store request per
+# file. ``size`` is NULL only for rows filled by the migration from records of files whose
+# size HQ did not note.
+blob_index = Table(
+    "blob_index",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("size", BigInteger, nullable=True),
+    Column("stored_at", String(40), nullable=False),
+)

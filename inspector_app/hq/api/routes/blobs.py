@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from starlette.requests import ClientDisconnect
 
 from inspector_app.hq.api.deps import DeviceDep, HQState, StateDep
+from inspector_app.hq import blob_index
 from inspector_app.hq.blob_quota import Quota, record_uploads
 from inspector_app.hq.blobs import BlobError
 from inspector_app.hq.devices import Device
@@ -51,7 +52,7 @@ ShaPath = Annotated[str, Path(pattern=r"^[0-9a-f]{64}$", description="lowercase 
                403: {"description": "device revoked (no body: HEAD)"}},
 )
 def head_blob(sha256: ShaPath, device: DeviceDep, state: StateDep) -> Response:
-    size = state.blobs.size(sha256)
+    size = blob_index.size(state.engine, state.blobs, sha256)
     if size is None:
         return Response(status_code=404)
     return Response(status_code=200, headers={"X-Blob-Size": str(size)})
@@ -76,7 +77,9 @@ async def put_blob(
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > state.settings.max_blob_bytes:
         raise HTTPException(status_code=413, detail="Arquivo maior que o limite da sede.")
-    if not state.blobs.has(sha256):
+    here = await anyio.to_thread.run_sync(blob_index.missing, state.engine, state.blobs,
+                                          [sha256])
+    if here:  # not here: a new file counts against the device's quota
         quota = await anyio.to_thread.run_sync(_quota, state, device)
         size = int(declared) if declared and declared.isdigit() else \
             state.settings.max_blob_bytes
@@ -94,9 +97,12 @@ async def put_blob(
         # sends it again. Nobody is left to read an answer, and it is no server error.
         log.info("upload of %s from device %s cut short by the client", sha256[:12], device.id)
         return Response(status_code=400)
+    # Visible now, stored by this request or found there: in HQ's list of files.
+    size = await anyio.to_thread.run_sync(state.blobs.size, sha256)
+    await anyio.to_thread.run_sync(blob_index.note, state.engine, [(sha256, size)])
     if created:
         await anyio.to_thread.run_sync(record_uploads, state.engine, device.id,
-                                       [(sha256, state.blobs.size(sha256) or 0)])
+                                       [(sha256, size or 0)])
     return Response(status_code=201 if created else 200)
 
 
@@ -113,7 +119,7 @@ def _quota(state: HQState, device: Device) -> Quota:
 )
 def blobs_missing(body: BlobQuery, device: DeviceDep, state: StateDep) -> BlobMissing:
     """The files of the list HQ does not have, in the order asked, without repeats."""
-    return BlobMissing(missing=state.blobs.missing(body.sha256))
+    return BlobMissing(missing=blob_index.missing(state.engine, state.blobs, body.sha256))
 
 
 @router.post(
@@ -138,6 +144,7 @@ async def post_bundle(request: Request, device: DeviceDep,
         raise HTTPException(status_code=413, detail="Pacote maior que o limite da sede.")
     quota = await anyio.to_thread.run_sync(_quota, state, device)
     sizes: dict[str, int] = {}
+    visible: dict[str, int | None] = {}
 
     def admit(sha: str, size: int) -> str | None:
         reason = quota.admit(sha, size)
@@ -148,15 +155,17 @@ async def post_bundle(request: Request, device: DeviceDep,
     try:
         parts = await state.blobs.put_bundle(
             _limited(request, state.settings.max_bundle_bytes),
-            max_bytes=state.settings.max_blob_bytes, max_parts=MAX_BUNDLE_PARTS, admit=admit)
+            max_bytes=state.settings.max_blob_bytes, max_parts=MAX_BUNDLE_PARTS, admit=admit,
+            visible=visible)
     except BlobError as exc:
         raise HTTPException(status_code=exc.status, detail=exc.detail) from None
     except ClientDisconnect:
         log.info("bundle from device %s cut short by the client (whole files kept)", device.id)
         return Response(status_code=400)
     finally:
-        # Whatever was stored is charged, even when the request broke off after it.
-        stored = [(sha, size) for sha, size in sizes.items() if state.blobs.has(sha)]
+        # Whatever was stored is listed and charged, even when the request broke off after it.
+        await anyio.to_thread.run_sync(blob_index.note, state.engine, list(visible.items()))
+        stored = [(sha, size) for sha, size in sizes.items() if sha in visible]
         await anyio.to_thread.run_sync(record_uploads, state.engine, device.id, stored)
     return BundleResponse(parts=[BundlePart(sha256=sha, status=status, reason=reason)
                                  for sha, status, reason in parts])
