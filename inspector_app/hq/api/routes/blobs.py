@@ -16,8 +16,8 @@ from fastapi import APIRouter, HTTPException, Path, Request, Response
 from pydantic import BaseModel
 from starlette.requests import ClientDisconnect
 
-from inspector_app.hq.api.deps import DeviceDep, HQState, StateDep
 from inspector_app.hq import blob_index
+from inspector_app.hq.api.deps import DeviceDep, HQState, StateDep
 from inspector_app.hq.blob_quota import Quota, record_uploads
 from inspector_app.hq.blobs import BlobError
 from inspector_app.hq.devices import Device
@@ -98,11 +98,11 @@ async def put_blob(
         log.info("upload of %s from device %s cut short by the client", sha256[:12], device.id)
         return Response(status_code=400)
     # Visible now, stored by this request or found there: in HQ's list of files.
-    size = await anyio.to_thread.run_sync(state.blobs.size, sha256)
-    await anyio.to_thread.run_sync(blob_index.note, state.engine, [(sha256, size)])
+    stored_size = await anyio.to_thread.run_sync(state.blobs.size, sha256)
+    await anyio.to_thread.run_sync(blob_index.note, state.engine, [(sha256, stored_size)])
     if created:
         await anyio.to_thread.run_sync(record_uploads, state.engine, device.id,
-                                       [(sha256, size or 0)])
+                                       [(sha256, stored_size or 0)])
     return Response(status_code=201 if created else 200)
 
 
