@@ -154,6 +154,8 @@ def test_prune_removes_the_row_with_the_file(hq3):
 
 def test_the_folder_finds_a_file_from_before_the_list_and_writes_its_row(hq):
     """The folder's own check is a stat: a file the list does not name is looked up there."""
+    if hq.blobs.index_authoritative:
+        pytest.skip("about the folder store; this run keeps HQ's files in a bucket")
     device = SimDevice(hq).enrol()
     sha = _store_behind_hqs_back(hq.blobs, b"foto de antes da lista")
     with device.client() as client:
