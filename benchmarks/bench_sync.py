@@ -77,7 +77,10 @@ def _serve(argv: list[str], port: int, ready_path: str,
     """Run ``argv`` (a server listening on ``port``) as a child process until the block
     ends; waits until ``GET ready_path`` answers."""
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    # The server's log goes to a file (a pipe nobody reads would block the server once
+    # full); its tail is shown when the server fails.
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log,
                             env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 30
@@ -88,10 +91,12 @@ def _serve(argv: list[str], port: int, ready_path: str,
             except httpx.TransportError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                raise RuntimeError(f"benchmark server did not start: {stderr[-2000:]}")
+                raise RuntimeError(f"benchmark server did not start: {_tail(log)}")
             time.sleep(0.05)
-        yield url
+        try:
+            yield url
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}; server log: {_tail(log)}") from None
     finally:
         proc.terminate()
         try:
@@ -99,6 +104,12 @@ def _serve(argv: list[str], port: int, ready_path: str,
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
+
+
+def _tail(log: Any, size: int = 2000) -> str:
+    log.seek(0)
+    return log.read()[-size:].decode(errors="replace")
 
 
 def _serve_hq(settings: Settings, workers: int = 1,
