@@ -79,7 +79,7 @@ def _serve(argv: list[str], port: int, ready_path: str,
     url = f"http://127.0.0.1:{port}"
     # The server's log goes to a file (a pipe nobody reads would block the server once
     # full); its tail is shown when the server fails.
-    log = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log,
                             env={**os.environ, **(env or {})})
     try:
