@@ -184,8 +184,9 @@ def bench_push(folder: Path, env: dict[str, str] | None = None) -> list[dict[str
                 seal_records(store, drafts[start:start + 100])
             payloads = [str(r[0]) for r in store.conn.execute("SELECT payload FROM records")]
             t0 = time.perf_counter()
-            # moto answers one HEAD at a time (HQ asks the bucket for each file of a
-            # /blobs/missing question): a longer timeout for it, the default for the folder.
+            # moto stores a bundle's files one conditional PUT at a time, in Python: a longer
+            # timeout for it, the default for the folder. (/blobs/missing asks HQ's list of
+            # files, not the bucket: hq/blob_index.py.)
             summary = sync.sync_once(store, timeout=httpx.Timeout(300.0, connect=5.0)
                                      if env else sync.DEFAULT_TIMEOUT)
             sync_ms = (time.perf_counter() - t0) * 1000
