@@ -150,8 +150,9 @@ def _measure(client: httpx.Client, fill_s: float, label: str) -> list[dict[str, 
     health = [_timed(client, "/api/v1/health", {})[0] for _ in range(SAMPLES)]
     base = stats.percentile(health, 0.95)
     cases: list[tuple[str, list[dict[str, str]], str]] = []
+    picks = [rng.randrange(1, min(AUTOS, PLATES) + 1) for _ in range(SAMPLES)]
     plates = [f"{chr(65 + i % 50000 // 10000)}NC{i % 10000 // 1000}{chr(65 + i % 1000 // 100)}"
-              f"{i % 100:02d}" for i in (rng.randrange(1, min(AUTOS, PLATES) + 1) for _ in range(SAMPLES))]
+              f"{i % 100:02d}" for i in picks]
     cases.append(("page 1, no filter", [{} for _ in range(SAMPLES)], "autos"))
     cases.append(("plate (old format typed)",
                   [{"placa": _old_form(p)} for p in plates], "auto(s)"))

@@ -3,7 +3,8 @@ page (its signed payload, files, signature status and linked records).
 
 Pagination is by bounded offset over an index that matches every filter's order
 (``occurred_at`` descending, then the record id): page 1,000 of 50 reads 50,000 index
-entries (an index-only scan), then the table's 50 rows of the page. The total is counted up to :data:`COUNT_CAP`.
+entries (an index-only scan), then the table's 50 rows of the page. The total is counted
+up to :data:`COUNT_CAP`.
 """
 
 from __future__ import annotations
