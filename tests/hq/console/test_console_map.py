@@ -9,6 +9,7 @@ import io
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from consolekit import LOGINS, NAMES, PASSWORDS, VIEWPORT, cli_staff_add, push_auto
@@ -26,9 +27,9 @@ def _tile() -> bytes:
 
 class _Tiles(BaseHTTPRequestHandler):
     body = _tile()
-    served: list[str] = []
+    served: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.served.append(self.path)
         self.send_response(200)
         self.send_header("Content-Type", "image/png")
