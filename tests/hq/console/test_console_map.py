@@ -6,6 +6,7 @@ the coordinates, which are always listed (offline use). Its own HQ (PostgreSQL) 
 from __future__ import annotations
 
 import io
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -71,7 +72,7 @@ def map_page(browser, map_hq):
     page.get_by_label("Usuário").fill(LOGINS["consulta"])
     page.get_by_label("Senha").fill(PASSWORDS["consulta"])
     page.get_by_role("button", name="Entrar").click()
-    page.wait_for_url("**/console/autos")
+    page.wait_for_url(re.compile(r".*/console/(?!login).*"))
     yield page
     context.close()
 
