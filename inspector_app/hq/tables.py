@@ -47,6 +47,11 @@ devices = Table(
     Column("enrolled_from", String(64)),
     Column("revoked_at", String(40)),
     Column("last_seen_at", String(40)),
+    # Every push or pull (Alembic 0006_i15c), and the records the device said on its last
+    # pull it still had to send (NULL: an older device that does not say).
+    Column("last_contact_at", String(40)),
+    Column("pending_reported", Integer),
+    Column("pending_reported_at", String(40)),
 )
 
 enrolment_codes = Table(
@@ -90,7 +95,23 @@ records = Table(
     Column("refers_to", String(36), index=True),
     Column("plate_key", String(16), index=True),
     Column("occurred_on", String(10)),
+    # What the console counts by (hq/record_facts.py; Alembic 0006_i15c).
+    Column("organ", String(40)),
+    Column("agent_matricula", String(40)),
+    Column("place", String(200)),
     UniqueConstraint("series", "number", name="uq_records_series_number"),
+    Index("ix_records_kind_occurred_on", "kind", "occurred_on", "organ"),
+    Index("ix_records_kind_agent", "kind", "occurred_on", "agent_matricula"),
+)
+
+# The rules of each auto de infração, once each: the Painel's count by rule.
+record_rules = Table(
+    "record_rules",
+    metadata,
+    Column("record_id", String(36), ForeignKey("records.id"), primary_key=True),
+    Column("rule_id", String(80), primary_key=True),
+    Column("occurred_on", String(10)),
+    Index("ix_record_rules_occurred_on_rule", "occurred_on", "rule_id"),
 )
 
 record_blobs = Table(
@@ -157,6 +178,32 @@ suspected_duplicates = Table(
     Column("other_record_id", String(36), nullable=False),
     Column("other_device_id", String(36), nullable=False),
     Column("flagged_at", String(40), nullable=False),
+    # A supervisor's decision in the console (Alembic 0006_i15c): ``distinct`` or
+    # ``duplicate``, with the reason; NULL while nobody looked.
+    Column("resolution", String(20)),
+    Column("resolution_reason", Text),
+    Column("resolved_by", String(80)),
+    Column("resolved_at", String(40)),
+    Index("ix_suspected_duplicates_resolution", "resolution", "id"),
+)
+
+# Registry files uploaded in the console: what each published and its row errors (the CSV
+# the administrator downloads from the result page).
+registry_imports = Table(
+    "registry_imports",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("at", String(40), nullable=False),
+    Column("staff_login", String(80), nullable=False),
+    Column("filename", String(200), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("published", Integer, nullable=False),
+    Column("unchanged", Integer, nullable=False),
+    Column("error_count", Integer, nullable=False),
+    Column("warning_count", Integer, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("problems_csv", Text, nullable=False),
 )
 
 # Rate-limited events (a failed enrolment, a public verification) per client address, kept

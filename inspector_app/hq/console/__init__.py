@@ -1,0 +1,1 @@
+"""HQ web console (issue 15)."""
