@@ -1,8 +1,7 @@
-"""What the console counts a record by, taken from its signed envelope at ingest: the
-órgão (``body.pack.organ``), the agent's matrícula (``body.agent.matricula``), the place
-(``body.location.place``, or a termo's ``body.place``) and, for an auto de infração, its
-rules (``record_rules``). Stored in indexed columns so the Painel never reads payloads
-(Alembic ``0006_i15c`` fills them for records stored before it)."""
+"""The rules of each auto de infração, one ``record_rules`` row each, written at ingest so
+the Painel counts autos by rule from an index, never from payloads (its órgão, agent and
+place come from ``auto_index``, hq/autos_index.py). Alembic ``0006_i15c`` fills it for
+autos stored before it."""
 
 from __future__ import annotations
 
@@ -11,28 +10,13 @@ from typing import Any
 
 from inspector_app.hq.standing import infractions_of
 
-ORGAN_CHARS, MATRICULA_CHARS, PLACE_CHARS, RULE_CHARS = 40, 40, 200, 80
+RULE_CHARS = 80
 
 
 def _text(value: Any, size: int) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     return " ".join(value.split())[:size]
-
-
-def _section(body: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = body.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
-def facts_of(envelope: Mapping[str, Any]) -> dict[str, str | None]:
-    """``organ``, ``agent_matricula`` and ``place`` of a record (None when absent)."""
-    body = envelope.get("body")
-    body = body if isinstance(body, Mapping) else {}
-    place = _section(body, "location").get("place") or body.get("place")
-    return {"organ": _text(_section(body, "pack").get("organ"), ORGAN_CHARS),
-            "agent_matricula": _text(_section(body, "agent").get("matricula"), MATRICULA_CHARS),
-            "place": _text(place, PLACE_CHARS)}
 
 
 def rule_rows(envelope: Mapping[str, Any], record_id: str) -> list[dict[str, Any]]:

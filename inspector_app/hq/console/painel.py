@@ -1,8 +1,8 @@
 """The Painel's figures (issue 15 part C): pure SQLAlchemy over HQ's tables, no web.
 
-* autos de infração of today and of this month (legal time, America/Sao_Paulo) by órgão,
-  agent, rule and place — from the indexed columns ``hq/record_facts.py`` fills at ingest
-  (``ix_records_kind_occurred_on``, ``ix_records_kind_agent``, ``record_rules``);
+* autos de infração of today and of this month (legal time, America/Sao_Paulo: the local
+  date the fact's time carries) by órgão, agent and place from ``auto_index`` (filled at
+  ingest, hq/autos_index.py) and by rule from ``record_rules`` (hq/record_facts.py);
 * pending sync by device: last contact and the pending count each device reported on its
   last pull (``devices.note_contact``);
 * numbers issued / voided / missing per range (``numbering.account``);
@@ -32,7 +32,7 @@ from inspector_app.hq.core.limits import CONSOLE_PAGE, MAX_REASON_CHARS, MIN_REA
 from inspector_app.hq.devices import list_devices
 from inspector_app.hq.numbering import RangeAccount, account, count_ranges
 from inspector_app.hq.reference import live_rows
-from inspector_app.hq.tables import record_rules, records, suspected_duplicates
+from inspector_app.hq.tables import auto_index, record_rules, records, suspected_duplicates
 from inspector_app.sync.protocol import display_number
 
 AUTO = "auto_infracao"
@@ -92,15 +92,16 @@ def agent_names(conn: Connection) -> dict[str, str]:
 
 def breakdown(conn: Connection, title: str, first: dt.date, last: dt.date) -> Breakdown:
     """The autos de infração whose fact fell on ``first..last``."""
-    period = and_(records.c.kind == AUTO,
-                  records.c.occurred_on.between(first.isoformat(), last.isoformat()))
+    period = and_(auto_index.c.kind == AUTO,
+                  auto_index.c.occurred_at >= first.isoformat(),
+                  auto_index.c.occurred_at < (last + dt.timedelta(days=1)).isoformat())
 
     def grouped(column: Any) -> list[Any]:
         return list(conn.execute(
             select(column.label("k"), func.count().label("n")).where(period)
             .group_by(column).order_by(func.count().desc(), column)).all())
 
-    organs = grouped(records.c.organ)
+    organs = grouped(auto_index.c.organ)
     total = sum(int(r.n) for r in organs)
     names = agent_names(conn)
     rules = conn.execute(
@@ -110,10 +111,10 @@ def breakdown(conn: Connection, title: str, first: dt.date, last: dt.date) -> Br
         .order_by(func.count().desc(), record_rules.c.rule_id)).all()
     return Breakdown(
         title=title, first=first, last=last, total=total, by_organ=_top(organs),
-        by_agent=_top(grouped(records.c.agent_matricula),
+        by_agent=_top(grouped(auto_index.c.agent_matricula),
                       lambda m: "não informado" if m is None else
                       (f"{names[m]} ({m})" if names.get(m) else f"matrícula {m}")),
-        by_rule=_top(list(rules)), by_place=_top(grouped(records.c.place)))
+        by_rule=_top(list(rules)), by_place=_top(grouped(auto_index.c.place)))
 
 
 def autos_today_and_month(conn: Connection,
@@ -230,18 +231,21 @@ def _duplicates_query(which: str) -> Any:
     if which not in DUPLICATE_FILTERS:
         raise PainelError(f"filtro {which!r} desconhecido; use {', '.join(DUPLICATE_FILTERS)}.")
     a, b = aliased(records), aliased(records)
+    ia, ib = aliased(auto_index), aliased(auto_index)
     cols = []
-    for prefix, t in (("a_", a), ("b_", b)):
+    for prefix, t, i in (("a_", a, ia), ("b_", b, ib)):
         cols += [t.c.id.label(f"{prefix}id"), t.c.series.label(f"{prefix}series"),
                  t.c.number.label(f"{prefix}number"),
                  t.c.verification_code.label(f"{prefix}code"),
                  t.c.device_id.label(f"{prefix}device"),
-                 t.c.agent_matricula.label(f"{prefix}agent"), t.c.place.label(f"{prefix}place"),
+                 i.c.agent_matricula.label(f"{prefix}agent"), i.c.place.label(f"{prefix}place"),
                  t.c.created_at.label(f"{prefix}created")]
     d = suspected_duplicates
     query = (select(d, *cols)
              .outerjoin(a, a.c.id == d.c.record_id)
-             .outerjoin(b, b.c.id == d.c.other_record_id))
+             .outerjoin(ia, ia.c.record_id == d.c.record_id)
+             .outerjoin(b, b.c.id == d.c.other_record_id)
+             .outerjoin(ib, ib.c.record_id == d.c.other_record_id))
     if which == "abertas":
         query = query.where(d.c.resolution.is_(None))
     elif which == "resolvidas":
@@ -360,19 +364,22 @@ def vehicles_held(conn: Connection, now: dt.datetime | None = None,
     total = int(conn.execute(select(func.count()).select_from(records).where(held))
                 .scalar_one())
     rows = conn.execute(select(records.c.id, records.c.series, records.c.number,
-                               records.c.plate_key, records.c.place, records.c.device_id,
+                               records.c.plate_key, records.c.device_id,
                                records.c.created_at, records.c.payload)
                         .where(held).order_by(records.c.created_at, records.c.id)
                         .limit(limit)).all()
     out = []
     for r in rows:
+        plate, place = r.plate_key or "", None
         try:
             body = json.loads(r.payload).get("body") or {}
-            plate = str((body.get("vehicle") or {}).get("plate") or r.plate_key or "")
+            plate = str((body.get("vehicle") or {}).get("plate") or plate)
+            found = body.get("place")
+            place = found[:200] if isinstance(found, str) and found.strip() else None
         except (ValueError, AttributeError):
-            plate = r.plate_key or ""
+            pass
         since = _parse(r.created_at) or moment
         out.append(Held(record_id=r.id, number=display_number(r.series, r.number),
-                        plate=plate, place=r.place, device_id=r.device_id, since=r.created_at,
+                        plate=plate, place=place, device_id=r.device_id, since=r.created_at,
                         held_for=moment - since))
     return out, total

@@ -26,6 +26,12 @@ TODAY = dt.date(2026, 12, 2)
 ACT = {"act_number": "Decreto nº 45.123", "act_date": "10/01/2026"}
 
 
+@pytest.fixture
+def device(hq):
+    """A device of the ``hq`` server (both backends), not the console kit's."""
+    return SimDevice(hq).enrol()
+
+
 def changes(hq, table):
     return hq.scalar("SELECT count(*) FROM changes WHERE table_name = :t", t=table)
 

@@ -18,6 +18,12 @@ from inspector_app.sync.protocol import API_PREFIX
 DAY = dt.date(2026, 4, 14)
 
 
+@pytest.fixture
+def device(hq):
+    """A device of the ``hq`` server (both backends), not the console kit's."""
+    return SimDevice(hq).enrol()
+
+
 def auto(device, *, rules=(("DF15154.29.XIII", 3),), day=DAY, plate="JJK8D48",
          organ="SEMOB-DF", agent="1001", place="Rodoviária do Plano Piloto"):
     body = {

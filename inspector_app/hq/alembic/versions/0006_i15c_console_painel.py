@@ -1,9 +1,8 @@
 """HQ console, Painel and Administração (issue 15 part C).
 
-* ``records`` gains ``organ``, ``agent_matricula`` and ``place`` (copied at ingest from the
-  signed envelope, like ``plate_key``) and an index on ``(kind, occurred_on)``; the rules of
-  each auto go to ``record_rules``. The Painel counts today's and this month's autos by
-  órgão, agent, rule and place from these indexes, never from the JSON payloads.
+* ``record_rules``: the rules of each auto (hq/record_facts.py), so the Painel counts
+  autos by rule from an index (by órgão, agent and place it counts ``auto_index``, 0006_i15a);
+  an index on ``records (kind, created_at)`` finds the termos de retenção (vehicles held).
 * ``devices`` gains ``last_contact_at`` and the pending count the device reported on its
   last pull (``pending_reported`` / ``pending_reported_at``; NULL for an older device).
 * ``suspected_duplicates`` gains its resolution by a supervisor (distinct / duplicate, the
@@ -14,7 +13,7 @@
 Rows stored before this revision are filled from their payloads here (batches of 1000).
 
 Revision ID: 0006_i15c
-Revises: 0004_i14a
+Revises: 0006_i15a
 Create Date: 2026-12-02
 """
 
@@ -27,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006_i15c"
-down_revision: str | None = "0004_i14a"
+down_revision: str | None = "0006_i15a"
 branch_labels: str | None = None
 depends_on: str | None = None
 
@@ -35,13 +34,7 @@ SeqInteger = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("records") as batch:
-        batch.add_column(sa.Column("organ", sa.String(40)))
-        batch.add_column(sa.Column("agent_matricula", sa.String(40)))
-        batch.add_column(sa.Column("place", sa.String(200)))
-    op.create_index("ix_records_kind_occurred_on", "records", ["kind", "occurred_on", "organ"])
-    op.create_index("ix_records_kind_agent", "records",
-                    ["kind", "occurred_on", "agent_matricula"])
+    op.create_index("ix_records_kind_created_at", "records", ["kind", "created_at"])
     op.create_table(
         "record_rules",
         sa.Column("record_id", sa.String(36), nullable=False),
@@ -84,21 +77,19 @@ def upgrade() -> None:
 
 
 def _backfill() -> None:
-    """Organ, agent and place of the records already held, and the rules of their autos
-    (the same reading ingest makes, ``hq/record_facts.py``)."""
-    from inspector_app.hq.record_facts import facts_of, rule_rows
+    """The rules of the autos already held (the same reading ingest makes,
+    ``hq/record_facts.py``)."""
+    from inspector_app.hq.record_facts import rule_rows
 
     conn = op.get_bind()
-    records = sa.table("records", sa.column("id"), sa.column("kind"), sa.column("payload"),
-                       sa.column("occurred_on"), sa.column("organ"),
-                       sa.column("agent_matricula"), sa.column("place"))
+    records = sa.table("records", sa.column("id"), sa.column("kind"), sa.column("payload"))
     rules = sa.table("record_rules", sa.column("record_id"), sa.column("rule_id"),
                      sa.column("occurred_on"))
     last = ""
     while True:
-        batch = conn.execute(sa.select(records.c.id, records.c.kind, records.c.payload,
-                                       records.c.occurred_on)
-                             .where(records.c.id > last).order_by(records.c.id)
+        batch = conn.execute(sa.select(records.c.id, records.c.payload)
+                             .where(records.c.id > last, records.c.kind == "auto_infracao")
+                             .order_by(records.c.id)
                              .limit(1000)).all()
         if not batch:
             return
@@ -109,11 +100,8 @@ def _backfill() -> None:
                 envelope = json.loads(row.payload)
             except ValueError:
                 continue
-            if not isinstance(envelope, dict):
-                continue
-            conn.execute(sa.update(records).where(records.c.id == row.id)
-                         .values(**facts_of(envelope)))
-            new_rules += rule_rows(envelope, row.id)
+            if isinstance(envelope, dict):
+                new_rules += rule_rows(envelope, row.id)
         if new_rules:
             conn.execute(sa.insert(rules), new_rules)
 
@@ -128,8 +116,4 @@ def downgrade() -> None:
         for name in ("pending_reported_at", "pending_reported", "last_contact_at"):
             batch.drop_column(name)
     op.drop_table("record_rules")
-    op.drop_index("ix_records_kind_agent", "records")
-    op.drop_index("ix_records_kind_occurred_on", "records")
-    with op.batch_alter_table("records") as batch:
-        for name in ("place", "agent_matricula", "organ"):
-            batch.drop_column(name)
+    op.drop_index("ix_records_kind_created_at", "records")
