@@ -25,6 +25,7 @@ import io
 import json
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -83,6 +84,15 @@ DATED_TABLES = {"tariff_brl": "Tarifa de referência (R$)",
 CALENDAR_KINDS = {"closed": "sem expediente", "early_close": "encerra mais cedo",
                   "late_open": "abre mais tarde"}
 MAX_TEXT = 300
+
+
+# Called with the connection of the change, so its audit row commits with it.
+Audit = Callable[[Connection], None] | None
+
+
+def _audit(conn: Connection, audit: Audit) -> None:
+    if audit is not None:
+        audit(conn)
 
 
 class AdminError(ValueError):
@@ -235,7 +245,7 @@ def revoke(engine: Engine, device_id: object) -> str:
 
 
 def allocate(engine: Engine, *, device_id: object, series: object, size: object = "",
-             first: object = "", last: object = "") -> AllocatedRange:
+             first: object = "", last: object = "", audit: Audit = None) -> AllocatedRange:
     """A new range for a device: ``size`` numbers after every range of the series, or
     exactly ``first..last``."""
     ident = text_field(device_id, "o dispositivo", max_chars=36)
@@ -249,10 +259,13 @@ def allocate(engine: Engine, *, device_id: object, series: object, size: object 
                 if high < low or high - low + 1 > MAX_RANGE_SIZE:
                     raise AdminError(f"Faixa inválida: o último número deve ser ≥ o primeiro, "
                                      f"no máximo {MAX_RANGE_SIZE} números.")
-                return allocate_range(conn, device_id=ident, series=series_text, first=low,
+                made = allocate_range(conn, device_id=ident, series=series_text, first=low,
                                       last=high)
-            count = int_field(size, "Tamanho da faixa", 1, MAX_RANGE_SIZE)
-            return allocate_next(conn, device_id=ident, series=series_text, size=count)
+            else:
+                count = int_field(size, "Tamanho da faixa", 1, MAX_RANGE_SIZE)
+                made = allocate_next(conn, device_id=ident, series=series_text, size=count)
+            _audit(conn, audit)
+            return made
         except RangeError as exc:
             raise AdminError(_sentence(str(exc))) from None
 
@@ -363,7 +376,7 @@ def _safe_filename(name: object) -> str:
 
 
 def import_upload(engine: Engine, *, filename: object, data: object, table: object = "",
-                  staff_login: str) -> ImportResult:
+                  staff_login: str, audit: Audit = None) -> ImportResult:
     """Import an uploaded registry file (at most :data:`MAX_REGISTRY_UPLOAD` bytes): good
     rows published, bad rows listed with their line and reason; the result and its
     problems CSV are kept in ``registry_imports``."""
@@ -394,6 +407,7 @@ def import_upload(engine: Engine, *, filename: object, data: object, table: obje
             unchanged=sum(report.unchanged.values()), error_count=len(report.errors),
             warning_count=len(report.warnings), summary=json.dumps(summary),
             problems_csv=problems_csv(report))).inserted_primary_key
+        _audit(conn, audit)
     assert ident is not None
     return ImportResult(
         id=int(ident[0]), filename=safe, published=published,
@@ -442,7 +456,8 @@ def pack_versions(conn: Connection, today: dt.date | None = None) -> list[dict[s
 
 def publish_pack_version(engine: Engine, *, pack_id: object, version: object,
                          content_hash: object, from_date: object, act_number: object,
-                         act_date: object, today: dt.date | None = None) -> dict[str, Any]:
+                         act_date: object, today: dt.date | None = None,
+                         audit: Audit = None) -> dict[str, Any]:
     day = today or legal_today()
     low, high = _bounds(day)
     row = {"pack_id": pack_field(pack_id),
@@ -459,6 +474,7 @@ def publish_pack_version(engine: Engine, *, pack_id: object, version: object,
         if current_row(conn, "pack_versions", f"{row['pack_id']}|{row['version']}"):
             raise AdminError(f"A versão {row['version']} de {row['pack_id']} já foi publicada.")
         publish_row(conn, "pack_versions", row)
+        _audit(conn, audit)
     return row
 
 
@@ -481,7 +497,7 @@ def known_packs(conn: Connection) -> list[str]:
 
 def set_dated_value(engine: Engine, *, pack_id: object, table: object, from_date: object,
                     value: object, act_number: object, act_date: object,
-                    today: dt.date | None = None) -> list[dict[str, Any]]:
+                    today: dt.date | None = None, audit: Audit = None) -> list[dict[str, Any]]:
     """Add (or replace, for the same start date) a dated value of the tariff or minimum
     wage table with its legal act; the whole table is published again."""
     day = today or legal_today()
@@ -509,6 +525,7 @@ def set_dated_value(engine: Engine, *, pack_id: object, table: object, from_date
         rows = sorted([*rows, entry], key=lambda r: str(r.get("from")))
         publish_row(conn, "parameters", {"pack_id": pack, "name": f"tables.{table}",
                                          "value_json": json.dumps(rows, ensure_ascii=False)})
+        _audit(conn, audit)
     return rows
 
 
@@ -525,7 +542,8 @@ def calendar_exceptions(conn: Connection, pack_id: str) -> list[dict[str, Any]]:
 
 def add_calendar_exception(engine: Engine, *, pack_id: object, date: object, kind: object,
                            name: object, act_number: object, act_date: object,
-                           today: dt.date | None = None) -> list[dict[str, Any]]:
+                           today: dt.date | None = None,
+                           audit: Audit = None) -> list[dict[str, Any]]:
     """A ponto facultativo or reduced expediente decreed for a day, with its act; devices
     count deadlines with it (``store/calendar_ref.py``)."""
     day = today or legal_today()
@@ -546,4 +564,5 @@ def add_calendar_exception(engine: Engine, *, pack_id: object, date: object, kin
             raise AdminError(str(exc)) from None
         publish_row(conn, "parameters", {"pack_id": pack, "name": CALENDAR_EXCEPTIONS_PARAMETER,
                                          "value_json": json.dumps(rows, ensure_ascii=False)})
+        _audit(conn, audit)
     return rows

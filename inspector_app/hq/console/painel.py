@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,11 +294,13 @@ def clean_reason(reason: object) -> str:
 
 
 def resolve_duplicate(engine: Engine, duplicate_id: object, *, resolution: object,
-                      reason: object, staff_login: str) -> Duplicate:
+                      reason: object, staff_login: str,
+                      audit: Callable[[Connection, Duplicate], None] | None = None
+                      ) -> Duplicate:
     """Record a supervisor's decision on a suspected duplicate: ``distinct`` (two autos of
     two facts) or ``duplicate`` (one fact written twice; the auto stays on file and follows
     the legal process, where the julgador cancels it). Decided once: a second decision is
-    refused, naming who decided."""
+    refused, naming who decided. ``audit`` runs in the decision's transaction."""
     try:
         ident = int(str(duplicate_id))
     except ValueError:
@@ -320,7 +322,9 @@ def resolve_duplicate(engine: Engine, duplicate_id: object, *, resolution: objec
                               f"{(current.resolved_at or '')[:10]} "
                               f"({current.resolution_label}).")
         found = get_duplicate(conn, ident)
-    assert found is not None
+        assert found is not None
+        if audit is not None:
+            audit(conn, found)  # in the transaction of the decision
     return found
 
 
