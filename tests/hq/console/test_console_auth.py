@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 import sqlalchemy.exc
-from conftest import LOGINS, PASSWORDS, cli_staff_add, csrf_of, http_login
+from consolekit import LOGINS, PASSWORDS, cli_staff_add, csrf_of, http_login
 from hqkit import RunningHQ
 from sqlalchemy import text
 
