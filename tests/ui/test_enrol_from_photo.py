@@ -6,9 +6,8 @@ A photo without the code says why and changes nothing."""
 
 from __future__ import annotations
 
-import io
-import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,40 +24,45 @@ def console_hq(tmp_path):
         sys.path.append(str(TESTS))
     from hqkit import running_hq
 
-    from inspector_app.hq import cli
+    sys.path.append(str(TESTS / "hq" / "console"))
+    from consolekit import cli_staff_add
 
     with running_hq("sqlite", tmp_path / "hq", console_secure_cookie=False) as hq:
-        stdin, sys.stdin = sys.stdin, io.StringIO("senha-do-administrador\n")
-        try:
-            assert cli.main(["staff", "add", "admin.foto", "Ana Admin", "administrador",
-                             "--password-stdin", "--database-url",
-                             hq.settings.database_url]) == 0
-        finally:
-            sys.stdin = stdin
+        assert cli_staff_add(hq.settings.database_url, "admin.foto", "Ana Admin",
+                             "administrador", "senha-do-administrador") == 0
         yield hq
 
 
+SCREENSHOT_SCRIPT = """
+import re, sys
+from playwright.sync_api import sync_playwright
+url, png, chromium = sys.argv[1:4]
+with sync_playwright() as pw:
+    browser = pw.chromium.launch(executable_path=chromium, headless=True,
+                                 args=["--no-sandbox", "--disable-dev-shm-usage"])
+    page = browser.new_page(viewport={"width": 1366, "height": 768}, base_url=url)
+    page.goto("/console/login")
+    page.get_by_label("Usuário").fill("admin.foto")
+    page.get_by_label("Senha").fill("senha-do-administrador")
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(re.compile(r".*/console/(?!login).*"))
+    page.goto("/console/admin/dispositivos")
+    page.get_by_role("button", name="Gerar código de cadastro").click()
+    print(page.locator("#codigo").inner_text())
+    page.locator("#qr").screenshot(path=png)
+    browser.close()
+"""
+
+
 def qr_png_from_the_console(hq, target: Path) -> str:
-    """Log in as the administrator, generate a code and save a PNG of its QR code."""
+    """Log in as the administrator, generate a code and save a PNG of its QR code: in a
+    child process, so a browser another test left open in this one does not interfere."""
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         pytest.skip("Chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-dev-shm-usage"])
-        page = browser.new_page(viewport={"width": 1366, "height": 768}, base_url=hq.url)
-        page.goto("/console/login")
-        page.get_by_label("Usuário").fill("admin.foto")
-        page.get_by_label("Senha").fill("senha-do-administrador")
-        page.get_by_role("button", name="Entrar").click()
-        page.wait_for_url(re.compile(r".*/console/(?!login).*"))
-        page.goto("/console/admin/dispositivos")
-        page.get_by_role("button", name="Gerar código de cadastro").click()
-        code = page.locator("#codigo").inner_text()
-        page.locator("#qr").screenshot(path=str(target))
-        browser.close()
-    return code
+    done = subprocess.run([sys.executable, "-c", SCREENSHOT_SCRIPT, hq.url, str(target),
+                           CHROMIUM], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 def test_the_enrol_dialog_reads_the_console_qr_from_a_photo(qtbot, make_shell, tmp_path,

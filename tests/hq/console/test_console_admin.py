@@ -196,7 +196,8 @@ def test_a_registry_upload_publishes_good_rows_and_keeps_the_bad_ones_as_csv(hq)
     ((where, field, message),) = result.errors
     assert where == "veiculos.csv:4" and field == "plate" and message
     with hq.engine.connect() as conn:
-        name, text = admin.import_problems(conn, result.id)
+        filename, text = admin.import_problems(conn, result.id)
+        assert filename == "veiculos.csv"
         assert admin.import_problems(conn, "x") is None
         assert admin.import_problems(conn, 999) is None
         assert [r.id for r in admin.recent_imports(conn)] == [result.id]

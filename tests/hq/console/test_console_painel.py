@@ -88,7 +88,7 @@ def test_a_device_reports_its_pending_count_on_pull_and_an_older_one_says_nothin
     assert rows[old.device_id].last_contact_at is not None
     later = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
     assert all(s.late for s in painel.sync_by_device(hq.engine, later))
-    assert list(rows)[0] == device.device_id  # most pending first
+    assert next(iter(rows)) == device.device_id  # most pending first
 
 
 def test_a_push_counts_as_contact(hq, device):

@@ -86,7 +86,7 @@ def test_a_resolution_without_a_reason_or_by_consulta_is_refused(console, http):
     first.push_one(auto(first))
     second.push_one(auto(second))
     flag = console.scalar("SELECT id FROM suspected_duplicates")
-    from conftest import csrf_of
+    from consolekit import csrf_of
 
     supervisor = http("supervisor")
     token = csrf_of(supervisor.get("/console/painel/duplicidades").text)
