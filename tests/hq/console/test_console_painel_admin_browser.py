@@ -5,8 +5,8 @@ resolves a suspected duplicate; an administrator enrols a device from the on-scr
 (errors shown and downloaded), allocates a range, adds an agent and publishes a tariff with
 its act; a non-administrator is refused; the audit log shows each action.
 
-``CONSOLE_SCREENSHOTS=docs/screenshots/hq-console`` also saves the pages' screenshots
-(1366×768) for docs/hq-console.md."""
+``CONSOLE_SCREENSHOTS=docs/hq-console`` also saves the pages' screenshots (1366×768) for
+docs/hq-console.md, named ``c-<page>.png``."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
 def shot(page, name, tmp_path):
     target = Path(SHOTS) if SHOTS else tmp_path
     target.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(target / f"{name}.png"), full_page=False)
+    page.screenshot(path=str(target / f"c-{name}.png"), full_page=False)
 
 
 def auto(device, *, plate="JJK8D48", rule="DF15154.29.XIII", agent="1001",
