@@ -45,6 +45,9 @@ class Device:
     enrolled_at: str
     revoked_at: str | None
     last_seen_at: str | None
+    last_contact_at: str | None = None
+    pending_reported: int | None = None
+    pending_reported_at: str | None = None
 
     @property
     def public_key_bytes(self) -> bytes:
@@ -74,6 +77,8 @@ def _device(row: Row[Any]) -> Device:
     return Device(
         id=row.id, name=row.name, public_key=row.public_key, key_id=row.key_id,
         enrolled_at=row.enrolled_at, revoked_at=row.revoked_at, last_seen_at=row.last_seen_at,
+        last_contact_at=row.last_contact_at, pending_reported=row.pending_reported,
+        pending_reported_at=row.pending_reported_at,
     )
 
 
@@ -164,6 +169,23 @@ def mark_seen(engine: Engine, device_id: str) -> None:
         conn.execute(update(devices).where(devices.c.id == device_id,
                                            devices.c.last_seen_at.is_(None))
                      .values(last_seen_at=utc_now()))
+
+
+# The most a device may say it still has to send (it keeps far fewer on disk).
+MAX_PENDING_REPORTED = 10_000_000
+
+
+def note_contact(engine: Engine, device_id: str, *, pending: int | None = None) -> None:
+    """Note that ``device_id`` pushed or pulled now and, when it said so on its pull, how
+    many records it still had to send (an older device says nothing: the count it last
+    reported is kept with its date, and the console shows that date)."""
+    values: dict[str, Any] = {"last_contact_at": utc_now()}
+    if pending is not None:
+        if not 0 <= pending <= MAX_PENDING_REPORTED:
+            raise DeviceError(f"contagem de pendências fora de 0..{MAX_PENDING_REPORTED}")
+        values.update(pending_reported=pending, pending_reported_at=values["last_contact_at"])
+    with engine.begin() as conn:
+        conn.execute(update(devices).where(devices.c.id == device_id).values(**values))
 
 
 def device_for_token(engine: Engine, token: str) -> Device | None:

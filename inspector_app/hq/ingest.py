@@ -48,9 +48,10 @@ from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.devices import Device
 from inspector_app.hq.numbering import AllocatedRange, device_ranges
+from inspector_app.hq.record_facts import rule_rows
 from inspector_app.hq.reference import live_rows
 from inspector_app.hq.standing import lock_holders_of, on_accepted, on_accepted_batch
-from inspector_app.hq.tables import devices, receipts, record_blobs, records
+from inspector_app.hq.tables import devices, receipts, record_blobs, record_rules, records
 from inspector_app.security.records import canonical_json, sha256_hex, verify_record
 from inspector_app.sync.protocol import (
     REJECT_BAD_SIGNATURE,
@@ -265,6 +266,8 @@ def _one(conn: Connection, record: PushRecord, check: _Checked, device: Device,
         try:
             with conn.begin_nested():
                 conn.execute(insert(records).values(_record_row(record, envelope, device, now)))
+                if rules := rule_rows(envelope, record.id):
+                    conn.execute(insert(record_rules), rules)
                 if needed:
                     conn.execute(insert(record_blobs),
                                  [{"record_id": record.id, "sha256": b} for b in needed])
@@ -385,6 +388,9 @@ def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecor
         results.append(PushResult(id=record.id, status="accepted"))
     if accepted:
         conn.execute(insert(records), [_record_row(r, e, device, now) for r, e, _ in accepted])
+        rules = [row for r, e, _ in accepted for row in rule_rows(e, r.id)]
+        if rules:
+            conn.execute(insert(record_rules), rules)
         links = [{"record_id": r.id, "sha256": b} for r, _, needed in accepted for b in needed]
         if links:
             conn.execute(insert(record_blobs), links)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import Connection, Engine, func, insert, select
+from sqlalchemy import Connection, Engine, case, func, insert, or_, select
 
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.reference import append_change
@@ -100,7 +101,11 @@ def device_ranges(conn: Connection, device_id: str) -> list[AllocatedRange]:
         .where(number_ranges.c.device_id == device_id)
         .order_by(number_ranges.c.allocated_at, number_ranges.c.first)
     ).all()
-    return [AllocatedRange(r.id, r.device_id, r.series, int(r.first), int(r.last)) for r in rows]
+    return [_allocated(r) for r in rows]
+
+
+# How many missing numbers an account lists (it counts them all).
+MISSING_LISTED = 50
 
 
 @dataclass(frozen=True)
@@ -108,40 +113,77 @@ class RangeAccount:
     range: AllocatedRange
     issued: int
     voided: int
+    # The first :data:`MISSING_LISTED` missing numbers; ``missing_count`` counts them all.
     missing: list[int] = field(default_factory=list)
+    missing_count: int | None = None
+
+    @property
+    def missing_total(self) -> int:
+        return len(self.missing) if self.missing_count is None else self.missing_count
+
+    @property
+    def size(self) -> int:
+        return self.range.last - self.range.first + 1
 
     @property
     def unused(self) -> int:
-        size = self.range.last - self.range.first + 1
-        return size - self.issued - self.voided - len(self.missing)
+        return self.size - self.issued - self.voided - self.missing_total
 
     def as_json(self) -> dict[str, object]:
         return {
             "range_id": self.range.id, "device_id": self.range.device_id,
             "series": self.range.series, "first": self.range.first, "last": self.range.last,
-            "issued": self.issued, "voided": self.voided, "missing": len(self.missing),
-            "missing_numbers": self.missing[:50], "unused": self.unused,
+            "issued": self.issued, "voided": self.voided, "missing": self.missing_total,
+            "missing_numbers": self.missing[:MISSING_LISTED], "unused": self.unused,
         }
 
 
-def account(engine: Engine) -> list[RangeAccount]:
-    """Every range with its issued, voided, missing and unused numbers."""
-    out = []
-    with engine.connect() as conn:
-        ranges = conn.execute(
-            select(number_ranges).order_by(number_ranges.c.series, number_ranges.c.first)
+def range_account(conn: Connection, rng: AllocatedRange) -> RangeAccount:
+    """The accounting of one range from the database's aggregates (one index range scan
+    on ``(series, number)``, and one more for the first missing numbers when there are)."""
+    in_range = (records.c.series == rng.series, records.c.number.between(rng.first, rng.last))
+    used, voided, top = conn.execute(
+        select(func.count(),
+               func.coalesce(func.sum(case((records.c.kind == "numero_anulado", 1), else_=0)),
+                             0),
+               func.max(records.c.number)).where(*in_range)
+    ).one()
+    used, voided = int(used), int(voided)
+    missing_count = 0 if top is None else int(top) - rng.first + 1 - used
+    listed: list[int] = []
+    if missing_count:
+        numbers = select(records.c.number.label("n"),
+                         func.lag(records.c.number).over(order_by=records.c.number)
+                         .label("prev")).where(*in_range).subquery()
+        gaps = conn.execute(
+            select(numbers.c.prev, numbers.c.n)
+            .where(or_(numbers.c.prev.is_(None), numbers.c.n > numbers.c.prev + 1))
+            .order_by(numbers.c.n).limit(MISSING_LISTED + 1)
         ).all()
-        for r in ranges:
-            rng = AllocatedRange(r.id, r.device_id, r.series, int(r.first), int(r.last))
-            used = conn.execute(
-                select(records.c.number, records.c.kind).where(
-                    records.c.series == rng.series,
-                    records.c.number.between(rng.first, rng.last),
-                )
-            ).all()
-            numbers = {int(n) for n, _ in used}
-            voided = sum(1 for _, kind in used if kind == "numero_anulado")
-            top = max(numbers, default=rng.first - 1)
-            missing = [n for n in range(rng.first, top + 1) if n not in numbers]
-            out.append(RangeAccount(rng, len(used) - voided, voided, missing))
-    return out
+        for prev, n in gaps:
+            start = rng.first if prev is None else int(prev) + 1
+            listed += range(start, min(int(n), start + MISSING_LISTED - len(listed)))
+            if len(listed) >= MISSING_LISTED:
+                break
+    return RangeAccount(rng, used - voided, voided, listed, missing_count)
+
+
+def _allocated(row: Any) -> AllocatedRange:
+    return AllocatedRange(row.id, row.device_id, row.series, int(row.first), int(row.last))
+
+
+def count_ranges(conn: Connection) -> int:
+    return int(conn.execute(select(func.count()).select_from(number_ranges)).scalar_one())
+
+
+def account(engine: Engine, *, limit: int | None = None, offset: int = 0,
+            device_id: str | None = None) -> list[RangeAccount]:
+    """Ranges (by series and first number; ``limit`` of them from ``offset``, or those of
+    ``device_id``) with their issued, voided, missing and unused numbers."""
+    query = select(number_ranges).order_by(number_ranges.c.series, number_ranges.c.first)
+    if device_id is not None:
+        query = query.where(number_ranges.c.device_id == device_id)
+    if limit is not None:
+        query = query.limit(limit).offset(offset)
+    with engine.connect() as conn:
+        return [range_account(conn, _allocated(r)) for r in conn.execute(query).all()]

@@ -47,6 +47,11 @@ devices = Table(
     Column("enrolled_from", String(64)),
     Column("revoked_at", String(40)),
     Column("last_seen_at", String(40)),
+    # Every push or pull (Alembic 0006_i15c), and the records the device said on its last
+    # pull it still had to send (NULL: an older device that does not say).
+    Column("last_contact_at", String(40)),
+    Column("pending_reported", Integer),
+    Column("pending_reported_at", String(40)),
 )
 
 enrolment_codes = Table(
@@ -91,6 +96,19 @@ records = Table(
     Column("plate_key", String(16), index=True),
     Column("occurred_on", String(10)),
     UniqueConstraint("series", "number", name="uq_records_series_number"),
+    # The termos de retenção still open (the Painel's vehicles held); Alembic 0006_i15c.
+    Index("ix_records_kind_created_at", "kind", "created_at"),
+)
+
+# The rules of each auto de infração, once each: the Painel's count by rule (its órgão,
+# agent and place it counts from ``auto_index``). Alembic 0006_i15c.
+record_rules = Table(
+    "record_rules",
+    metadata,
+    Column("record_id", String(36), ForeignKey("records.id"), primary_key=True),
+    Column("rule_id", String(80), primary_key=True),
+    Column("occurred_on", String(10)),
+    Index("ix_record_rules_occurred_on_rule", "occurred_on", "rule_id"),
 )
 
 record_blobs = Table(
@@ -157,6 +175,32 @@ suspected_duplicates = Table(
     Column("other_record_id", String(36), nullable=False),
     Column("other_device_id", String(36), nullable=False),
     Column("flagged_at", String(40), nullable=False),
+    # A supervisor's decision in the console (Alembic 0006_i15c): ``distinct`` or
+    # ``duplicate``, with the reason; NULL while nobody looked.
+    Column("resolution", String(20)),
+    Column("resolution_reason", Text),
+    Column("resolved_by", String(80)),
+    Column("resolved_at", String(40)),
+    Index("ix_suspected_duplicates_resolution", "resolution", "id"),
+)
+
+# Registry files uploaded in the console: what each published and its row errors (the CSV
+# the administrator downloads from the result page).
+registry_imports = Table(
+    "registry_imports",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("at", String(40), nullable=False),
+    Column("staff_login", String(80), nullable=False),
+    Column("filename", String(200), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("published", Integer, nullable=False),
+    Column("unchanged", Integer, nullable=False),
+    Column("error_count", Integer, nullable=False),
+    Column("warning_count", Integer, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("problems_csv", Text, nullable=False),
 )
 
 # Rate-limited events (a failed enrolment, a public verification) per client address, kept

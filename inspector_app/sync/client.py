@@ -745,8 +745,11 @@ def pull_quarantine(store: Store) -> list[QuarantinedChange]:
 def _pull_all(store: Store, client: httpx.Client, summary: SyncSummary, limit: int) -> None:
     cursor = int(store.meta(META_PULL_CURSOR) or 0)
     while True:
+        # ``pending``: what is left to send after the push, for HQ's Painel (an older HQ
+        # ignores the parameter).
         params: dict[str, Any] = {"cursor": cursor, "limit": limit,
-                                  "acked": acked_count(store)}
+                                  "acked": acked_count(store),
+                                  "pending": pending_count(store)}
         tag = store.meta(META_PULL_TAG)
         if cursor > 0 and tag:
             params["tag"] = tag

@@ -15,6 +15,8 @@ import base64
 import binascii
 import hashlib
 import json
+import re
+import urllib.parse
 import uuid
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -34,6 +36,8 @@ Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 # Narrow alphabets wherever a field is stored in an indexed column: no control characters
 # (PostgreSQL refuses NUL), nothing that could mean something else downstream.
 Kind = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
+ENROL_URI_SCHEME = "inspector-enrol"
+ENROL_CODE_PATTERN = r"^[A-Za-z0-9 -]{4,64}$"
 SERIES_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$"
 Series = Annotated[str, StringConstraints(pattern=SERIES_PATTERN)]
 Timestamp = Annotated[str, StringConstraints(
@@ -113,7 +117,7 @@ class NumberRangeBody(_Model):
 class EnrolRequest(_Model):
     """A device asks to be enrolled with a one-time code an administrator gave it."""
 
-    code: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9 -]{4,64}$")]
+    code: Annotated[str, StringConstraints(pattern=ENROL_CODE_PATTERN)]
     public_key: PublicKeyB64 = Field(description="raw Ed25519 public key, standard base64")
     device_name: Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\x7f]{1,200}$")]
 
@@ -126,6 +130,30 @@ class EnrolResponse(_Model):
     number_range: NumberRangeBody
     # HQ's public address (verification URL printed on documents); older HQs omit it.
     public_url: str | None = Field(default=None, max_length=500)
+
+
+def enrolment_uri(hq_url: str, code: str) -> str:
+    """What HQ's console puts in the enrolment QR code: the HQ address and the one-time
+    code (``inspector-enrol:?hq=https%3A%2F%2Fsede…&code=K7QX-…``); the desktop reads it
+    from a photo with :func:`parse_enrolment_uri`."""
+    return (f"{ENROL_URI_SCHEME}:?hq={urllib.parse.quote(hq_url, safe='')}"
+            f"&code={urllib.parse.quote(code, safe='-')}")
+
+
+def parse_enrolment_uri(text: str) -> tuple[str, str]:
+    """(HQ address, code) of an enrolment QR code; ``ValueError`` with a Portuguese
+    message for anything else (another QR code, a damaged one)."""
+    scheme, sep, rest = text.strip().partition(":")
+    if not sep or scheme.lower() != ENROL_URI_SCHEME or not rest.startswith("?"):
+        raise ValueError("Este código QR não é um código de cadastro da sede.")
+    fields = urllib.parse.parse_qs(rest[1:], keep_blank_values=True, max_num_fields=4)
+    hq, code = fields.get("hq", [""])[0].strip(), fields.get("code", [""])[0].strip()
+    if not hq.startswith(("https://", "http://")) or len(hq) > 500 or any(
+            c.isspace() or ord(c) < 32 for c in hq):
+        raise ValueError("O código QR não traz um endereço da sede válido.")
+    if not re.fullmatch(ENROL_CODE_PATTERN, code):
+        raise ValueError("O código QR não traz um código de cadastro válido.")
+    return hq, code
 
 
 # --- push -------------------------------------------------------------------------------------

@@ -10,11 +10,13 @@ through ``sync.client`` on the store worker; enrolment runs on the network worke
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
+    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.errors import describe_error
+from inspector_app.ui.user_folders import pictures_folder
 from inspector_app.ui.widgets import TOUCH_TARGET_PX, Banner, datetime_br
 
 KIND_LABELS = {"auto_infracao": "Auto de infração", "termo_retencao": "Termo de retenção",
@@ -79,6 +82,17 @@ class SyncBridge(QObject):
             worker.stop(timeout=15.0)
 
 
+class QrPhotoChooser:
+    """Pick the photo of HQ's enrolment QR code; tests replace :meth:`ask`."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None) -> Path | None:
+        name, _filter = QFileDialog.getOpenFileName(
+            parent, "Foto do código QR de cadastro", str(pictures_folder()),
+            "Fotos (*.jpg *.jpeg *.png *.webp *.bmp)")
+        return Path(name) if name else None
+
+
 class EnrolDialog(QDialog):
     """Asks the HQ address and the one-time code, then enrols on the network worker."""
 
@@ -95,6 +109,11 @@ class EnrolDialog(QDialog):
         self.code = QLineEdit()
         self.code.setPlaceholderText("código de uso único fornecido pela sede")
         self.code.setAccessibleName("Código de cadastro")
+        self.photo_button = QPushButton("Ler de uma &foto…")
+        self.photo_button.setToolTip("Escolha uma foto do código QR mostrado no console da "
+                                     "sede: o endereço e o código são preenchidos.")
+        self.photo_button.setMinimumHeight(TOUCH_TARGET_PX)
+        self.photo_button.clicked.connect(self.read_photo)
         self.banner = Banner()
         self.ok_button = QPushButton("&Cadastrar")
         self.ok_button.setDefault(True)
@@ -110,10 +129,29 @@ class EnrolDialog(QDialog):
         form = QFormLayout()
         form.addRow("Endereço da sede:", self.url)
         form.addRow("Código de cadastro:", self.code)
+        form.addRow("", self.photo_button)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.banner)
         layout.addLayout(self.buttons)
+
+    def read_photo(self) -> None:
+        """Fill the address and the code from a photo of HQ's enrolment QR code."""
+        path = QrPhotoChooser.ask(self)
+        if path is None:
+            return
+        from inspector_app.media.qr_read import QrReadError, read_enrolment_qr
+
+        try:
+            url, code = read_enrolment_qr(path)
+        except QrReadError as exc:
+            self.banner.error(str(exc))
+            return
+        self.url.setText(url)
+        self.code.setText(code)
+        self.banner.show_message("Endereço e código lidos da foto: confira e toque em "
+                                 "Cadastrar.")
+        self.ok_button.setFocus()
 
     def submit(self) -> None:
         url, code = self.url.text().strip(), self.code.text().strip()

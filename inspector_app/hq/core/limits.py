@@ -50,6 +50,25 @@ MAX_PUBLIC_BODY = 64 * 1024  # a body anyone may send (enrolment)
 # Routes under /api/v1 that anyone may call; every other one needs a device token.
 _PUBLIC_API = ("/health", "/enrol", "/openapi.json", "/docs", "/docs/oauth2-redirect")
 
+# --- what the console's Painel and Administração forms accept (issue 15) -------------------
+# A registry file uploaded in the console (the device's own JSON import takes 16 MiB).
+MAX_REGISTRY_UPLOAD = 16 * 1024 * 1024
+CONSOLE_UPLOAD_PATHS = ("/console/admin/registro",)
+# A reason typed by a supervisor or administrator (duplicate resolution, revocation).
+MIN_REASON_CHARS, MAX_REASON_CHARS = 10, 2000
+# Row errors of one registry import kept for the download (the page shows the first 200).
+MAX_IMPORT_PROBLEMS_KEPT, IMPORT_PROBLEMS_SHOWN = 10_000, 200
+# Dated parameters: a value may take effect at most this many days ahead (an act
+# scheduling next year's tariff), never before 1988; a legal act is dated in the past.
+PARAMETER_DAYS_AHEAD = 400
+EARLIEST_LEGAL_YEAR = 1988
+MAX_MONEY = 10**9
+# Number ranges allocated in the console, and enrolment codes made there.
+MAX_RANGE_SIZE = 1_000_000
+MAX_CODE_TTL_MINUTES = 7 * 24 * 60
+# Rows a Painel or Administração list shows per page.
+CONSOLE_PAGE = 50
+
 SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
@@ -135,6 +154,8 @@ class RequestGuard:
             return self.settings.max_blob_bytes, "arquivo"
         if path == f"{API_PREFIX}/blobs/bundle":
             return self.settings.max_bundle_bytes, "pacote de arquivos"
+        if method == "POST" and path in CONSOLE_UPLOAD_PATHS:  # the file and its form fields
+            return MAX_REGISTRY_UPLOAD + MAX_PUBLIC_BODY, "arquivo enviado"
         if not self._needs_device(path):  # enrolment: a code and a key, well under 1 KiB
             return min(self.settings.max_json_bytes, MAX_PUBLIC_BODY), "corpo da requisição"
         return self.settings.max_json_bytes, "corpo da requisição"

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from inspector_app.hq.api.deps import DeviceDep, StateDep
-from inspector_app.hq.devices import mark_seen
+from inspector_app.hq.devices import MAX_PENDING_REPORTED, mark_seen, note_contact
 from inspector_app.hq.reference import pull_page
 from inspector_app.sync.protocol import DEFAULT_PULL_LIMIT, MAX_PULL_LIMIT, ErrorBody, PullPage
 
@@ -31,9 +31,13 @@ def get_pull(
     limit: Annotated[int, Query(ge=1, le=MAX_PULL_LIMIT)] = DEFAULT_PULL_LIMIT,
     tag: Annotated[str | None, Query(pattern=r"^[0-9a-f]{32}$")] = None,
     acked: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+    # Records the device still has to send after its push (optional: older devices omit
+    # it); shown in the console's Painel beside the last contact.
+    pending: Annotated[int | None, Query(ge=0, le=MAX_PENDING_REPORTED)] = None,
 ) -> PullPage:
     if device.last_seen_at is None:
         mark_seen(state.engine, device.id)
+    note_contact(state.engine, device.id, pending=pending)
     with state.engine.connect() as conn:
         page = pull_page(conn, device_id=device.id, cursor=cursor, limit=limit, tag=tag,
                          acked=acked)

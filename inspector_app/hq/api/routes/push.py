@@ -9,6 +9,7 @@ from collections import Counter
 from fastapi import APIRouter
 
 from inspector_app.hq.api.deps import DeviceDep, StateDep
+from inspector_app.hq.devices import note_contact
 from inspector_app.hq.ingest import ingest
 from inspector_app.sync.protocol import ErrorBody, PushRequest, PushResponse
 
@@ -33,6 +34,7 @@ _INGESTING = threading.BoundedSemaphore(MAX_CONCURRENT_INGESTS)
 def post_push(body: PushRequest, device: DeviceDep, state: StateDep) -> PushResponse:
     with _INGESTING:
         results = ingest(state.engine, device, body.records, state.blobs)
+    note_contact(state.engine, device.id)
     counts = Counter(r.status for r in results)
     # Counts only: never a payload (it holds CPF and CNH numbers).
     log.info("push from device %s: %s", device.id, dict(sorted(counts.items())))
