@@ -64,7 +64,9 @@ def test_infractions_of_an_accepted_auto_are_published_as_pending_history(hq, de
     assert (row["holder_id"], row["plate_key"], row["rule_id"], row["date"], row["status"],
             row["points"]) == (HOLDER, "JJK8D48", "R1", "2026-04-14", "pending", 5)
     standing = latest(pulled(device), "standing")[HOLDER]
-    assert json.loads(standing["points_json"])["4"] == 8
+    # pending until judged (issue 15): shown apart, not counted as definitive points
+    assert json.loads(standing["points_json"])["4"] == 0
+    assert json.loads(standing["pending_points_json"])["4"] == 8
     assert standing["cassacao_proposed"] is False
     # the same record again (duplicate) publishes nothing new
     before = len(pulled(device))
@@ -79,6 +81,7 @@ def test_a_cancelamento_marks_the_history_cancelled_and_recomputes_standing(hq, 
     changes = pulled(device)
     assert latest(changes, "history")[f"{record.id}:0"]["status"] == "cancelled"
     assert json.loads(latest(changes, "standing")[HOLDER]["points_json"])["4"] == 0
+    assert json.loads(latest(changes, "standing")[HOLDER]["pending_points_json"])["4"] == 0
 
 
 def test_crossing_12_points_in_4_months_proposes_cassacao(hq, device):
@@ -89,8 +92,10 @@ def test_crossing_12_points_in_4_months_proposes_cassacao(hq, device):
     device.push_one(auto(device, infractions=[("R1", 3)], occurred_on="2026-04-14"))
     standing = latest(pulled(device), "standing")[HOLDER]
     assert standing["cassacao_proposed"] is True
-    assert json.loads(standing["points_json"]) == {"4": 13, "8": 13, "12": 13}
-    assert json.loads(standing["reincidence_json"]) == {"R1": 1}
+    assert json.loads(standing["points_json"]) == {"4": 0, "8": 0, "12": 0}
+    assert json.loads(standing["pending_points_json"]) == {"4": 13, "8": 13, "12": 13}
+    assert json.loads(standing["reincidence_json"]) == {}
+    assert json.loads(standing["provisional_reincidence_json"]) == {"R1": 1}
     proposal = json.loads(standing["cassacao_json"])
     assert proposal["ground"] == "DF15154.39.I" and proposal["provisional"] is True
     assert "13 pontos em 4 meses (limite 12)" in proposal["text"]
@@ -177,7 +182,7 @@ def test_a_standing_file_is_refused_by_the_hq_registry_import(hq, device, tmp_pa
         delete_reference(hq.engine, "standing", HOLDER)
     with hq.engine.connect() as conn:
         (standing,) = list(live_rows(conn, "standing"))
-    assert json.loads(standing["points_json"])["4"] == 5  # HQ's figure, untouched
+    assert json.loads(standing["pending_points_json"])["4"] == 5  # HQ's figure, untouched
     assert hq.scalar("SELECT count(*) FROM changes WHERE seq > :s AND table_name = 'standing'",
                      s=before) == 0
 
@@ -191,7 +196,7 @@ def test_an_auto_and_its_cancelamento_in_one_batch_leave_it_cancelled(hq, device
     history = latest(changes, "history")
     assert history[f"{first.id}:0"]["status"] == "cancelled"
     assert history[f"{second.id}:0"]["status"] == "pending"
-    assert json.loads(latest(changes, "standing")[HOLDER]["points_json"])["4"] == 4
+    assert json.loads(latest(changes, "standing")[HOLDER]["pending_points_json"])["4"] == 4
 
 
 def test_concurrent_batches_about_one_holder_all_count_in_its_standing(hq):
@@ -211,7 +216,7 @@ def test_concurrent_batches_about_one_holder_all_count_in_its_standing(hq):
         answers = list(pool.map(push, range(len(devices))))
     assert all(r["status"] == "accepted" for a in answers for r in a)
     standing = latest(pulled(devices[0]), "standing")[HOLDER]
-    assert json.loads(standing["points_json"])["4"] == 6 * 5
+    assert json.loads(standing["pending_points_json"])["4"] == 6 * 5
 
 
 def test_migration_0003_indexes_the_history_already_held(tmp_path):
@@ -239,7 +244,7 @@ def test_migration_0003_indexes_the_history_already_held(tmp_path):
         publish_standings(conn, {"H-9": "DF_STPA"})
         standing = json.loads(conn.execute(text(
             "SELECT row FROM reference_rows WHERE table_name = 'standing'")).scalar_one())
-    assert json.loads(standing["points_json"])["4"] == 5
+    assert json.loads(standing["pending_points_json"])["4"] == 5
     engine.dispose()
 
 
