@@ -39,7 +39,12 @@ from inspector_app.hq.reference import (
     lock_holders,
     upsert_tables,
 )
-from inspector_app.hq.tables import records, reference_rows, suspected_duplicates
+from inspector_app.hq.tables import (
+    cassacao_decisions,
+    records,
+    reference_rows,
+    suspected_duplicates,
+)
 from inspector_app.sync.protocol import display_number
 
 STANDING_TABLE = "standing"
@@ -211,7 +216,23 @@ def _standings(conn: Connection, holders: Mapping[str, str | None],
             windows[pack_id] = point_windows(conn, pack_id)
         rows.append(compute_standing(histories[key], windows[pack_id], holder_key=key,
                                      pack_id=pack_id))
-    return rows
+    decided = cassacao_decision_columns(conn, keys)
+    return [{**row, "cassacao_decision_json": decided.get(row["id"])} for row in rows]
+
+
+def cassacao_decision_columns(conn: Connection, keys: Sequence[str]) -> dict[str, str]:
+    """The authority's latest decision on each holder's cassação proposal (hq/process.py,
+    table ``cassacao_decisions``) as the JSON its ``standing`` row publishes."""
+    found: dict[str, str] = {}
+    for start in range(0, len(keys), 500):
+        for row in conn.execute(select(cassacao_decisions).where(
+                cassacao_decisions.c.holder_key.in_(list(keys[start:start + 500])))
+                .order_by(cassacao_decisions.c.id)):
+            found[row.holder_key] = json.dumps(
+                {"decision": row.decision, "at": row.at[:10], "reasons": row.reasons,
+                 "ground": json.loads(row.proposal).get("ground")},
+                sort_keys=True, ensure_ascii=False)
+    return found
 
 
 def standing_of(conn: Connection, holder_key: str) -> dict[str, Any] | None:
