@@ -138,6 +138,40 @@ def _cmd_inspector_disable(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _read_password(args: argparse.Namespace) -> str:
+    if args.password_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    import getpass
+
+    first = getpass.getpass("Senha: ")
+    if getpass.getpass("Repita a senha: ") != first:
+        raise CommandError("as senhas não conferem")
+    return first
+
+
+def _cmd_staff_add(args: argparse.Namespace) -> int:
+    from inspector_app.hq.console.staff import add_staff
+
+    who = add_staff(_engine(args), args.login, args.name, args.role, _read_password(args))
+    print(f"{who.login}: {who.name} ({who.role})")
+    return EXIT_OK
+
+
+def _cmd_staff_disable(args: argparse.Namespace) -> int:
+    from inspector_app.hq.console.staff import disable_staff
+
+    changed = disable_staff(_engine(args), args.login)
+    print("desativado (sessões encerradas)" if changed else "já estava desativado")
+    return EXIT_OK
+
+
+def _cmd_staff_list(args: argparse.Namespace) -> int:
+    from inspector_app.hq.console.staff import list_staff
+
+    print(json.dumps(list_staff(_engine(args)), ensure_ascii=False, indent=2))
+    return EXIT_OK
+
+
 def _cmd_registry_import(args: argparse.Namespace) -> int:
     from inspector_app.hq.registry import import_registry
 
@@ -257,6 +291,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = leaf(insp_sub, "disable", "disable an agent", _cmd_inspector_disable)
     p.add_argument("matricula")
 
+    stf = sub.add_parser("staff", help="HQ console accounts (administrador, supervisor, "
+                         "julgador, consulta)")
+    stf_sub = stf.add_subparsers(dest="staff_command", required=True, parser_class=_Parser)
+    p = leaf(stf_sub, "add", "add a console account (argon2id; password prompted)",
+             _cmd_staff_add)
+    p.add_argument("login")
+    p.add_argument("name")
+    p.add_argument("role", choices=("administrador", "supervisor", "julgador", "consulta"))
+    p.add_argument("--password-stdin", action="store_true",
+                   help="read the password from the first line of standard input")
+    p = leaf(stf_sub, "disable", "disable a console account and end its sessions",
+             _cmd_staff_disable)
+    p.add_argument("login")
+    leaf(stf_sub, "list", "list console accounts (JSON)", _cmd_staff_list)
+
     reg = sub.add_parser("registry", help="reference data")
     reg_sub = reg.add_subparsers(dest="registry_command", required=True, parser_class=_Parser)
     p = leaf(reg_sub, "import", "import CSV/JSON (row-by-row errors)", _cmd_registry_import)
@@ -297,6 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from inspector_app.hq.console.staff import StaffError
     from inspector_app.hq.devices import DeviceError
     from inspector_app.hq.numbering import RangeError
     from inspector_app.hq.registry import RegistryError
@@ -304,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         result: int = args.func(args)
-    except (CommandError, DeviceError, RangeError, RegistryError) as exc:
+    except (CommandError, DeviceError, RangeError, RegistryError, StaffError) as exc:
         print(f"inspector-hq: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except SQLAlchemyError as exc:

@@ -42,6 +42,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from inspector_app.hq.autos_index import on_stored
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.devices import Device
@@ -266,6 +267,7 @@ def _one(conn: Connection, record: PushRecord, check: _Checked, device: Device,
                 if needed:
                     conn.execute(insert(record_blobs),
                                  [{"record_id": record.id, "sha256": b} for b in needed])
+                on_stored(conn, [envelope], device_id=device.id, received_at=now)
                 on_accepted(conn, envelope, device.id, now)
         except IntegrityError:
             # Lost a race with a concurrent push of the same record (or number): answer
@@ -380,6 +382,7 @@ def _ingest_together(conn: Connection, device: Device, batch: Sequence[PushRecor
         links = [{"record_id": r.id, "sha256": b} for r, _, needed in accepted for b in needed]
         if links:
             conn.execute(insert(record_blobs), links)
+        on_stored(conn, [e for _, e, _ in accepted], device_id=device.id, received_at=now)
         accepted_envelopes.extend(envelope for _, envelope, _ in accepted)
     return results
 

@@ -22,6 +22,7 @@ from inspector_app import __version__
 from inspector_app.hq.api.deps import HQState
 from inspector_app.hq.api.main import api_router, page_router
 from inspector_app.hq.blobs import open_blob_store
+from inspector_app.hq.console import install as install_console
 from inspector_app.hq.core.config import Settings
 from inspector_app.hq.core.db import make_engine
 from inspector_app.hq.core.limits import DatabaseUnavailable, RequestGuard
@@ -58,6 +59,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.include_router(api_router)
     app.include_router(page_router)
+    install_console(app)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(OperationalError, _database_unavailable)
     app.add_middleware(RequestGuard, settings=settings,

@@ -244,4 +244,82 @@ cassacao_decisions = Table(
     Column("autos", Text, nullable=False),
     Column("actor", String(80), nullable=False),
     Column("at", String(40), nullable=False),
+# --- the web console (inspector_app/hq/console/, Alembic 0006_i15a) ------------------------
+
+# HQ staff who log in to the console (not agents, not devices): argon2id password hashes.
+staff = Table(
+    "staff",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("login", String(64), nullable=False, unique=True),
+    Column("name", String(200), nullable=False),
+    Column("role", String(20), nullable=False),
+    Column("password_hash", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("disabled_at", String(40)),
+)
+
+# Console sessions, in the database so every HQ instance and worker sees them. The cookie
+# holds a random token; only its SHA-256 is stored.
+staff_sessions = Table(
+    "staff_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("staff_id", SeqInteger, ForeignKey("staff.id"), nullable=False, index=True),
+    Column("csrf_token", String(64), nullable=False),
+    Column("created_at", String(40), nullable=False),
+    Column("last_seen_at", String(40), nullable=False),
+    Column("expires_at", String(40), nullable=False),
+    Column("ended_at", String(40)),
+    Column("address", String(64)),
+)
+
+# Every state-changing console action, append-only (a PostgreSQL trigger refuses UPDATE
+# and DELETE): who, when, what, on what, from where.
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("at", String(40), nullable=False, index=True),
+    Column("staff_id", SeqInteger),
+    Column("staff_login", String(64), nullable=False),
+    Column("action", String(60), nullable=False),
+    Column("target", String(200)),
+    Column("detail", Text, nullable=False),
+    Column("address", String(64)),
+)
+
+# One row per auto (infração, vistoria) HQ holds: the fields the console's table filters
+# and sorts on, read from the signed payload at ingest (hq/autos_index.py). Derived data:
+# the payload in ``records`` stays the truth.
+auto_index = Table(
+    "auto_index",
+    metadata,
+    Column("record_id", String(36), ForeignKey("records.id"), primary_key=True),
+    Column("kind", String(40), nullable=False),
+    Column("device_id", String(36), nullable=False),
+    Column("series", String(40)),
+    Column("number", BigInteger),
+    Column("verification_code", String(32), nullable=False),
+    Column("plate_key", String(16)),
+    Column("plate", String(16)),
+    Column("holder_name", String(200)),
+    Column("holder_search", String(200)),
+    Column("holder_document", String(20)),
+    Column("agent_matricula", String(40)),
+    Column("agent_name", String(200)),
+    Column("rule_ids", String(400)),
+    Column("organ", String(80)),
+    Column("occurred_at", String(40), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("received_at", String(40), nullable=False),
+    Column("place", String(200)),
+    Column("latitude", String(20)),
+    Column("longitude", String(20)),
+    Index("ix_auto_index_occurred", "occurred_at", "record_id"),
+    Index("ix_auto_index_plate", "plate_key", "occurred_at"),
+    Index("ix_auto_index_agent", "agent_matricula", "occurred_at"),
+    Index("ix_auto_index_status", "status", "occurred_at"),
+    Index("ix_auto_index_number", "series", "number"),
+    Index("ix_auto_index_code", "verification_code"),
 )

@@ -102,6 +102,21 @@ class Settings:
     # /api/v1/docs (Swagger UI from a CDN) and /api/v1/openapi.json: off in production.
     api_docs: bool = False
 
+    # --- the web console (/console; docs/hq-console.md) ------------------------------------
+    # Session cookie with the Secure flag (HTTPS only). Off only for a plain-HTTP loopback
+    # test server: HQ_CONSOLE_SECURE_COOKIE=0.
+    console_secure_cookie: bool = True
+    # A session ends after this many idle minutes, and in any case this many hours after login.
+    console_idle_minutes: int = 30
+    console_session_hours: int = 12
+    # Failed logins that lock a login (and, more, an address) for ``console_lockout_minutes``.
+    console_lockout_failures: int = 5
+    console_lockout_ip_failures: int = 20
+    console_lockout_minutes: int = 15
+    # Map tiles of the auto page ("https://tile.example.org/{z}/{x}/{y}.png"); "" = no map,
+    # the coordinates as a list (the console works offline).
+    console_tile_url: str = ""
+
     # The public address documents print for verification (QR and "Verifique em"),
     # e.g. https://fiscalizacao.example.gov.br; "" = the address a device enrolled at.
     public_url: str = ""
@@ -111,6 +126,10 @@ class Settings:
     def __post_init__(self) -> None:
         for proxy in self.trusted_proxies:
             ipaddress.ip_network(proxy, strict=False)  # ValueError on a typo
+        if self.console_tile_url and not self.console_tile_url.startswith(("http://",
+                                                                             "https://")):
+            raise ValueError(f"HQ_CONSOLE_TILE_URL must be an http(s) URL, not "
+                             f"{self.console_tile_url!r}")
         if self.blob_backend not in BLOB_BACKENDS:
             raise ValueError(f"HQ_BLOB_STORE must be one of {', '.join(BLOB_BACKENDS)}, "
                              f"not {self.blob_backend!r}")
@@ -145,7 +164,10 @@ _ENV_LIMITS = ("enrol_failures_per_minute", "max_blob_bytes", "max_bundle_bytes"
                "max_json_bytes", "header_timeout", "body_idle_timeout", "body_total_timeout",
                "keep_alive_timeout", "limit_concurrency", "max_concurrent_uploads",
                "max_uploads_per_device", "trusted_proxies", "verify_per_minute",
-               "blob_quota_bytes", "blob_quota_files", "api_docs")
+               "blob_quota_bytes", "blob_quota_files", "api_docs",
+               "console_secure_cookie", "console_idle_minutes", "console_session_hours",
+               "console_lockout_failures", "console_lockout_ip_failures",
+               "console_lockout_minutes", "console_tile_url")
 
 
 def limits_from_env(environ: Mapping[str, str] | None = None) -> dict[str, object]:
@@ -162,7 +184,9 @@ def limits_from_env(environ: Mapping[str, str] | None = None) -> dict[str, objec
         try:
             if name == "trusted_proxies":
                 values[name] = tuple(p.strip() for p in raw.split(",") if p.strip())
-            elif name == "api_docs":
+            elif name == "console_tile_url":
+                values[name] = raw.strip()
+            elif kind in ("bool", bool):
                 values[name] = raw.strip().lower() in ("1", "true", "yes", "on")
             elif kind in ("float", float):
                 values[name] = float(raw)

@@ -1,7 +1,7 @@
 """The process after the auto and the cassação decisions (issue 15, part B).
 
 Revision ID: 0006_i15b
-Revises: 0004_i14a
+Revises: 0006_i15a
 Create Date: 2026-12-02
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006_i15b"
-down_revision: str | None = "0004_i14a"
+down_revision: str | None = "0006_i15a"
 branch_labels: str | None = None
 depends_on: str | None = None
 
