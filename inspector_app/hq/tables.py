@@ -244,6 +244,8 @@ cassacao_decisions = Table(
     Column("autos", Text, nullable=False),
     Column("actor", String(80), nullable=False),
     Column("at", String(40), nullable=False),
+)
+
 # --- the web console (inspector_app/hq/console/, Alembic 0006_i15a) ------------------------
 
 # HQ staff who log in to the console (not agents, not devices): argon2id password hashes.
