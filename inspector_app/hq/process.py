@@ -53,6 +53,8 @@ CASSACAO_DECISIONS = {
     "instaurar": "Processo de cassação instaurado",
     "arquivar": "Proposta arquivada pela autoridade",
 }
+CASSACAO_ACTIONS = {"instaurar": "Instaurar o processo de cassação",
+                    "arquivar": "Arquivar a proposta"}
 CASSACAO_ROLES = frozenset({"julgador"})
 
 
@@ -359,13 +361,28 @@ class CassacaoCase:
     autos: tuple[Mapping[str, Any], ...]  # the live history rows behind it, newest first
     decision: Mapping[str, Any] | None
 
+    def _windows(self, column: str) -> list[tuple[int, int]]:
+        try:
+            found = json.loads(self.standing.get(column) or "{}")
+        except ValueError:
+            return []
+        return sorted((int(m), int(n)) for m, n in found.items() if str(m).isdigit())
+
+    @property
+    def points(self) -> list[tuple[int, int]]:
+        return self._windows("points_json")
+
+    @property
+    def pending(self) -> list[tuple[int, int]]:
+        return self._windows("pending_points_json")
+
 
 def _holder(conn: Connection, key: str) -> tuple[str, str]:
     if key.startswith("plate:"):
         return f"Placa {key.removeprefix('plate:')} (sem permissionário)", ""
     row = current_row(conn, "permit_holders", key)
     if row is None:
-        return key, ""
+        return f"Permissionário {key} (não cadastrado na sede)", ""
     return str(row.get("name") or key), str(row.get("permit_number") or "")
 
 

@@ -262,7 +262,7 @@ def cassacao(request: Request, state: StateDep, staff: AnyStaff) -> Response:
     with state.engine.connect() as conn:
         cases = hq_process.cassacao_queue(conn)
     return render(request, "process/cassacao.html", {
-        "cases": cases, "decisions": hq_process.CASSACAO_DECISIONS,
+        "cases": cases, "actions": hq_process.CASSACAO_ACTIONS,
         "can_decide": staff.role in hq_process.CASSACAO_ROLES, "error": None,
         "error_key": None, "form": {}}, staff=staff)
 
@@ -288,7 +288,7 @@ async def cassacao_decide(request: Request, state: StateDep, staff: Judge) -> Re
             with state.engine.connect() as conn:
                 cases = hq_process.cassacao_queue(conn)
             return render(request, "process/cassacao.html", {
-                "cases": cases, "decisions": hq_process.CASSACAO_DECISIONS,
+                "cases": cases, "actions": hq_process.CASSACAO_ACTIONS,
                 "can_decide": True, "error": exc.message_pt, "error_key": holder,
                 "form": {"decision": decision, "reasons": reasons}}, staff=staff,
                 status_code=400)
