@@ -213,8 +213,10 @@ def _rule_of(entry: object) -> DeadlineRule | None:
     if not (isinstance(kind, str) and isinstance(days, int) and not isinstance(days, bool)
             and 0 < days <= 365 and unit in UNITS):
         return None
-    text = {k: entry.get(k) if isinstance(entry.get(k), str) else "" for k in
-            ("label", "body", "basis")}
+    text: dict[str, str] = {}
+    for name in ("label", "body", "basis"):
+        value = entry.get(name)
+        text[name] = value if isinstance(value, str) else ""
     return DeadlineRule(kind, text["label"] or kind, days, str(unit), text["body"],
                         text["basis"])
 

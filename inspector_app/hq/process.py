@@ -135,14 +135,16 @@ def _auto_from(row: Any, conn: Connection) -> Auto | None:
         envelope = json.loads(row.payload)
     except ValueError:
         return None
-    body = envelope.get("body") if isinstance(envelope.get("body"), dict) else {}
+    found = envelope.get("body") if isinstance(envelope, dict) else None
+    body: dict[str, Any] = found if isinstance(found, dict) else {}
     outcome = body.get("outcome") if isinstance(body.get("outcome"), dict) else None
     occurred = _date(envelope.get("occurred_on"))
     if occurred is None:
         return None
     holder_id = envelope.get("holder_id") if isinstance(envelope.get("holder_id"), str) else None
     plate_key = envelope.get("plate_key") if isinstance(envelope.get("plate_key"), str) else None
-    vehicle = body.get("vehicle") if isinstance(body.get("vehicle"), dict) else {}
+    found_vehicle = body.get("vehicle")
+    vehicle: dict[str, Any] = found_vehicle if isinstance(found_vehicle, dict) else {}
     name = ""
     if holder_id:
         holder = current_row(conn, "permit_holders", holder_id)
@@ -326,9 +328,10 @@ def queue(conn: Connection, step: str, today: dt.date, *, limit: int = 200) -> l
                    .scalars())
         found = []
         for record_id in ids:
-            v = view(conn, record_id, today)
-            if v is not None:
-                found.append(QueueRow(v.auto, step, v.deadlines[0] if v.deadlines else None))
+            seen = view(conn, record_id, today)
+            if seen is not None:
+                found.append(QueueRow(seen.auto, step,
+                                      seen.deadlines[0] if seen.deadlines else None))
     far = dt.date.max
     return sorted(found, key=lambda r: r.deadline.due if r.deadline else far)
 

@@ -210,13 +210,15 @@ async def record_act(request: Request, state: StateDep, staff: Actor, record_id:
 
         await run_in_threadpool(write)
     except ProcessError as exc:
+        message = exc.message_pt
+
         def again() -> Response:
             with state.engine.connect() as conn:
                 view = hq_process.view(conn, record_id, today)
             if view is None:
                 return _not_found(request, staff)
             ctx = _context(view, staff)
-            ctx.update(form=form, error=exc.message_pt, error_kind=kind)
+            ctx.update(form=form, error=message, error_kind=kind)
             return render(request, "process/detail.html", ctx, staff=staff, status_code=400)
 
         return await run_in_threadpool(again)
@@ -284,12 +286,14 @@ async def cassacao_decide(request: Request, state: StateDep, staff: Judge) -> Re
     try:
         await run_in_threadpool(write)
     except ProcessError as exc:
+        message = exc.message_pt
+
         def again() -> Response:
             with state.engine.connect() as conn:
                 cases = hq_process.cassacao_queue(conn)
             return render(request, "process/cassacao.html", {
                 "cases": cases, "actions": hq_process.CASSACAO_ACTIONS,
-                "can_decide": True, "error": exc.message_pt, "error_key": holder,
+                "can_decide": True, "error": message, "error_key": holder,
                 "form": {"decision": decision, "reasons": reasons}}, staff=staff,
                 status_code=400)
 

@@ -10,7 +10,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from conftest import csrf_of
 from hqkit import SimDevice
 
