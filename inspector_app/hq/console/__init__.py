@@ -12,8 +12,10 @@ import importlib
 import pkgutil
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from inspector_app.hq.console.auth import Forbidden, LoginRequired
 from inspector_app.hq.console.templating import HERE, page_headers, render
@@ -35,8 +37,28 @@ def install(app: FastAPI) -> None:
         router = getattr(module, "router", None)
         if router is not None:
             app.include_router(router)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(LoginRequired, _login_required)
     app.add_exception_handler(Forbidden, _forbidden)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """A console path HQ has no page for: a Portuguese page (the API keeps its JSON)."""
+    assert isinstance(exc, StarletteHTTPException)
+    if not request.url.path.startswith(PREFIX + "/") or exc.status_code not in (404, 405):
+        return await http_exception_handler(request, exc)
+    from starlette.concurrency import run_in_threadpool
+
+    from inspector_app.hq.console.auth import session_of
+
+    session = await run_in_threadpool(session_of, request)
+    title = "Página não encontrada" if exc.status_code == 404 else "Operação não permitida"
+    message = ("Esta página não existe no console (ou ainda não foi instalada nesta sede)."
+               if exc.status_code == 404 else "Esta página não aceita esta operação.")
+    return await run_in_threadpool(
+        lambda: render(request, "error.html", {"title": title, "message": message},
+                       staff=session.staff if session else None,
+                       status_code=exc.status_code))
 
 
 async def _login_required(request: Request, exc: Exception) -> Response:

@@ -3,7 +3,8 @@ page (its signed payload, files, signature status and linked records).
 
 Pagination is by bounded offset over an index that matches every filter's order
 (``occurred_at`` descending, then the record id): page 1,000 of 50 reads 50,000 index
-entries, not the table. The total is counted up to :data:`COUNT_CAP`.
+entries (an index-only scan), then the table's 50 rows of the page. The total is counted
+up to :data:`COUNT_CAP`.
 """
 
 from __future__ import annotations
@@ -160,7 +161,12 @@ def list_autos(conn: Connection, f: AutoFilters, page: int = 1,
     offset = (page - 1) * page_size
     if offset > MAX_OFFSET:
         return AutosPage([], page, 0, False, False, too_deep=True)
-    query = _ordered(select(auto_index).where(*where)).limit(page_size + 1).offset(offset)
+    # Deferred join: the offset walks the ordering index alone (an index-only scan of
+    # (occurred_at, record_id)), then only the page's rows are read from the table.
+    keys = _ordered(select(auto_index.c.record_id, auto_index.c.occurred_at).where(*where)) \
+        .limit(page_size + 1).offset(offset).subquery()
+    query = (select(auto_index).join(keys, keys.c.record_id == auto_index.c.record_id)
+             .order_by(keys.c.occurred_at.desc(), keys.c.record_id.desc()))
     rows = [dict(r._mapping) for r in conn.execute(query)]
     capped = select(auto_index.c.record_id).where(*where).limit(COUNT_CAP + 1).subquery()
     total = int(conn.execute(select(func.count()).select_from(capped)).scalar_one())

@@ -20,6 +20,17 @@ router = APIRouter(prefix="/console", include_in_schema=False)
 PAGE = 100
 
 
+def describe(detail: object) -> str:
+    """A detail JSON as a reader sees it: ``chave: valor; …`` (nested objects inline)."""
+    if isinstance(detail, dict):
+        if not detail:
+            return "nenhum"
+        return "; ".join(f"{k}: {describe(v)}" for k, v in detail.items())
+    if isinstance(detail, list):
+        return ", ".join(describe(v) for v in detail) or "nenhum"
+    return str(detail)
+
+
 @router.get("/auditoria")
 def audit_page(request: Request, state: StateDep,
                staff: Annotated[Staff, Depends(require_staff("administrador"))],
@@ -46,7 +57,7 @@ def audit_page(request: Request, state: StateDep,
         entries.append({"id": row.id, "at": row.at, "login": row.staff_login,
                         "action": ACTION_LABELS.get(row.action, row.action),
                         "target": row.target or "", "address": row.address or "",
-                        "detail": ", ".join(f"{k}: {v}" for k, v in detail.items())})
+                        "detail": describe(detail)})
     return render(request, "auditoria.html", {
         "entries": entries, "total": total, "quem": quem, "acao": acao,
         "actions": sorted(ACTION_LABELS.items(), key=lambda kv: kv[1]),

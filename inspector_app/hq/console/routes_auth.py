@@ -27,20 +27,27 @@ from inspector_app.hq.console.templating import page_headers, render
 
 router = APIRouter(prefix="/console", include_in_schema=False)
 LANDING = "/console/autos"
+PREFERRED_LANDING = "/console/painel"  # once the Painel area is installed
 
 
-def _safe_next(target: str | None) -> str:
+def landing_path(request: Request) -> str:
+    """The page after login: the Painel when that area is installed, else Autos."""
+    paths = {getattr(route, "path", None) for route in request.app.routes}
+    return PREFERRED_LANDING if PREFERRED_LANDING in paths else LANDING
+
+
+def _safe_next(target: str | None, request: Request) -> str:
     """Only a console path of this site (no scheme, no //host): else the landing page."""
     if target and target.startswith("/console/") and not target.startswith("//") \
             and "\\" not in target and "\n" not in target and "\r" not in target:
         return target
-    return LANDING
+    return landing_path(request)
 
 
 @router.get("")
 @router.get("/")
-def landing() -> RedirectResponse:
-    return RedirectResponse(LANDING, status_code=303)
+def landing(request: Request) -> RedirectResponse:
+    return RedirectResponse(landing_path(request), status_code=303)
 
 
 def _login_page(request: Request, state: StateDep, *, error: str = "", login: str = "",
@@ -57,8 +64,8 @@ def _login_page(request: Request, state: StateDep, *, error: str = "", login: st
 @router.get("/login")
 def login_form(request: Request, state: StateDep, next: str = "") -> Response:
     if session_of(request) is not None:
-        return RedirectResponse(_safe_next(next), status_code=303)
-    return _login_page(request, state, next_path=_safe_next(next) if next else "")
+        return RedirectResponse(_safe_next(next, request), status_code=303)
+    return _login_page(request, state, next_path=_safe_next(next, request) if next else "")
 
 
 @router.post("/login")
@@ -89,7 +96,8 @@ def login(request: Request, state: StateDep,
     token, _ = open_session(state, who, address)
     with state.engine.begin() as conn:
         audit.record(conn, who, "login", None, {}, request)
-    response = RedirectResponse(_safe_next(next), status_code=303, headers=page_headers(request))
+    response = RedirectResponse(_safe_next(next, request), status_code=303,
+                                headers=page_headers(request))
     response.set_cookie(cookie_name(state.settings), token, httponly=True, samesite="strict",
                         secure=state.settings.console_secure_cookie, path="/",
                         max_age=state.settings.console_session_hours * 3600)

@@ -9,40 +9,28 @@ logged in), ``page`` (a fresh 1366×768 browser page) and ``logged_in(page, role
 
 from __future__ import annotations
 
-import io
-import re
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from consolekit import (
+    CHROMIUM,
+    KEEP,
+    LOGINS,
+    NAMES,
+    PASSWORDS,
+    ROLES,
+    VIEWPORT,
+    cli_staff_add,
+    do_login,
+    http_login,
+)
 from hqkit import RunningHQ, SimDevice, running_hq
 from sqlalchemy import text
 
-from inspector_app.hq import cli
 from inspector_app.hq.tables import metadata
-
-CHROMIUM = "/usr/bin/chromium"
-VIEWPORT = {"width": 1366, "height": 768}
-ROLES = ("administrador", "supervisor", "julgador", "consulta")
-PASSWORDS = {role: f"senha-de-teste-{role}" for role in ROLES}
-LOGINS = {role: f"{role[:5]}.teste" for role in ROLES}
-NAMES = {"administrador": "Ana Administradora", "supervisor": "Sérgio Supervisor",
-         "julgador": "Júlia Julgadora", "consulta": "Carlos Consulta"}
-KEEP = {"staff"}  # kept between tests: argon2id at production cost is slow on purpose
-
-
-def cli_staff_add(database_url: str, login: str, name: str, role: str, password: str) -> int:
-    """``inspector-hq staff add LOGIN NAME ROLE --password-stdin``, as a person runs it."""
-    stdin = sys.stdin
-    sys.stdin = io.StringIO(password + "\n")
-    try:
-        return cli.main(["staff", "add", login, name, role, "--password-stdin",
-                         "--database-url", database_url])
-    finally:
-        sys.stdin = stdin
 
 
 @pytest.fixture(scope="session")
@@ -77,24 +65,6 @@ def staff() -> dict[str, tuple[str, str]]:
 @pytest.fixture
 def device(console: RunningHQ) -> SimDevice:
     return SimDevice(console).enrol()
-
-
-_CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
-
-
-def csrf_of(html: str) -> str:
-    found = _CSRF.search(html)
-    assert found, "no CSRF token on the page"
-    return found.group(1)
-
-
-def http_login(hq: RunningHQ, login: str, password: str) -> tuple[httpx.Client, httpx.Response]:
-    """A client that went through the login form (its cookies kept): (client, answer)."""
-    client = hq.client(follow_redirects=False)
-    form = client.get("/console/login")
-    answer = client.post("/console/login", data={
-        "login": login, "password": password, "csrf_token": csrf_of(form.text)})
-    return client, answer
 
 
 @pytest.fixture
@@ -140,16 +110,6 @@ def page(browser: object, console: RunningHQ) -> Iterator[object]:
     page.console_errors = errors  # type: ignore[attr-defined]
     yield page
     context.close()
-
-
-def do_login(page: object, role: str, next_path: str = "") -> None:
-    """Log in through the form, as a person would, and wait for the console page."""
-    p = page
-    p.goto("/console/login" + (f"?next={next_path}" if next_path else ""))  # type: ignore[attr-defined]
-    p.get_by_label("Usuário").fill(LOGINS[role])  # type: ignore[attr-defined]
-    p.get_by_label("Senha").fill(PASSWORDS[role])  # type: ignore[attr-defined]
-    p.get_by_role("button", name="Entrar").click()  # type: ignore[attr-defined]
-    p.wait_for_url(re.compile(r".*/console/(?!login).*"))  # type: ignore[attr-defined]
 
 
 @pytest.fixture
