@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from inspector_app.domain import process as rules_
+from inspector_app.domain.fieldtext import DateTextError, parse_date_br
 from inspector_app.domain.legaltime import legal_today
 from inspector_app.domain.process import ProcessError
 from inspector_app.hq import process as hq_process
@@ -103,10 +104,16 @@ def process_page(request: Request, state: StateDep, staff: AnyStaff,
 
 
 def _date(value: object, label: str) -> dt.date:
+    """A date typed dd/mm/aaaa (the console's one date format; ISO also read)."""
+    text = str(value or "").strip()
     try:
-        return dt.date.fromisoformat(str(value or "").strip())
-    except ValueError:
-        raise ProcessError("on", f"{label}: informe uma data válida (dd/mm/aaaa).") from None
+        found = dt.date.fromisoformat(text) if "-" in text[:5] else parse_date_br(text)
+    except (ValueError, DateTextError) as exc:
+        detail = exc.args[0] if isinstance(exc, DateTextError) else "use dd/mm/aaaa"
+        raise ProcessError("on", f"{label}: {detail}") from None
+    if found is None:
+        raise ProcessError("on", f"{label}: informe a data (dd/mm/aaaa).")
+    return found
 
 
 def _cents(value: object) -> int:

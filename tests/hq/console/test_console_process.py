@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import csrf_of
+from consolekit import csrf_of
 from hqkit import SimDevice
 
 from inspector_app.domain.legaltime import legal_today
@@ -104,8 +104,12 @@ def test_defence_judgement_roles_audit_and_pull_log(console, device, http, staff
                {"on": today.isoformat(), "channel": "protocolo"},
                files={"files": ("defesa.exe", b"MZ\x90\x00", "application/octet-stream")})
     assert bad.status_code == 400 and "envie PDF, PNG ou JPEG" in bad.text
+    impossible = post(supervisor, f"/console/processos/{auto_id}/defesa",
+                      {"on": "31/02/2026", "channel": "protocolo"})
+    assert impossible.status_code == 400 and "31/02/2026" in impossible.text
     done = post(supervisor, f"/console/processos/{auto_id}/defesa",
-                {"on": today.isoformat(), "channel": "protocolo", "notes": "Protocolo 123"},
+                {"on": today.strftime("%d/%m/%Y"), "channel": "protocolo",
+                 "notes": "Protocolo 123"},
                 files={"files": ("defesa.pdf", PDF, "application/pdf")})
     assert done.status_code == 303, done.text
     page = reader.get(f"/console/processos/{auto_id}")
