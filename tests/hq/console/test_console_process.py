@@ -1,7 +1,7 @@
 """The process after the auto and the cassação queue in the console (issue 15, part B):
 over HTTP with real logins (roles, forged POSTs, audit, pull log) and in a real headless
 Chromium (register a defence, judge it, see the deadlines and the standing change).
-Screenshots of the pages go to docs/screenshots/ (1366×768)."""
+Screenshots of the pages go to docs/hq-console/ (1366×768)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from inspector_app.packs import get_pack
 from inspector_app.sync.protocol import API_PREFIX
 
 HOLDER = "H-77"
-SHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[3] / "docs" / "hq-console"
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 
 
@@ -215,7 +215,7 @@ def test_in_the_browser_register_a_defence_judge_it_and_see_the_standing_change(
     page.get_by_role("link", name=re.compile("Prazo de defesa")).first.wait_for()
     rows = page.locator("#fila tbody tr")
     assert rows.count() == 4
-    shot(page, "process-queue.png")
+    shot(page, "20-processos-fila.png")
     page.goto(f"/console/processos/{auto_id}")
     assert "Defesa prévia" in page.locator("#prazos").inner_text()
     assert page.locator("#form-julgamento").count() == 0  # supervisor: no judge button
@@ -238,18 +238,18 @@ def test_in_the_browser_register_a_defence_judge_it_and_see_the_standing_change(
     judge.get_by_label("Auto mantido (penalidade aplicada)").check()
     judge.get_by_label("Fundamentação").fill("Infração comprovada pelas fotos do auto; "
                                              "a defesa não trouxe prova em contrário.")
-    shot(judge, "process-judge.png")
+    shot(judge, "21-processo-julgar.png")
     judge.get_by_role("button", name="Registrar julgamento").click()
     judge.locator("#feito").wait_for()
     assert "Mantido (pontos definitivos)" in judge.locator("#situacao-historico").inner_text()
     deadlines = judge.locator("#prazos").inner_text()
     assert "Notificação da penalidade" in deadlines and "faltam" in deadlines
-    shot(judge, "process-detail.png")
+    shot(judge, "22-processo-julgado.png")
     judge.goto("/console/cassacao")
     text = judge.locator("main").inner_text()
     assert "Proposta provisória" in text and "17 pontos em 4 meses" in text
     assert "Mantido (definitivo)" in text
-    shot(judge, "cassacao-queue.png")
+    shot(judge, "23-cassacao.png")
     judge.context.close()
 
     reader = browser.new_context(viewport={"width": 1366, "height": 768},
