@@ -279,3 +279,53 @@ def test_history_changed_by_the_registry_restates_the_holders_standing(hq, devic
     delete_reference(hq.engine, "history", "old-1")
     standing = latest(pulled(device), "standing")[HOLDER]
     assert json.loads(standing["points_json"])["4"] == 13
+
+
+# Issue 15: only upheld autos are definitive. (article, history rows as (status, points,
+# date, rule), expected definitive 4-month points, pending 4-month points, proposal ground,
+# provisional?) – the 12-point limit of art. 39 I in 4 months on its boundary, below, above.
+def _h(status, points, date="2026-04-10", rule="R1", auto=None):
+    return {"rule_id": rule, "date": date, "status": status, "points": points,
+            "auto_number": auto}
+
+
+STANDING_ROWS = [
+    ("Decreto 15.154/1993, art. 39, I – 12 pontos mantidos: proposta definitiva",
+     [_h("upheld", 7), _h("upheld", 5)], 12, 0, "DF15154.39.I", False),
+    ("art. 39, I – 11 mantidos: sem proposta", [_h("upheld", 6), _h("upheld", 5)], 11, 0,
+     None, None),
+    ("art. 39, I – 11 mantidos + 1 pendente: provisória",
+     [_h("upheld", 6), _h("upheld", 5), _h("pending", 1)], 11, 1, "DF15154.39.I", True),
+    ("art. 39, I – 13 mantidos + 4 pendentes: definitiva (13 pontos)",
+     [_h("upheld", 13), _h("pending", 4)], 13, 4, "DF15154.39.I", False),
+    ("art. 39, I – cancelados não contam", [_h("upheld", 6), _h("cancelled", 9)], 6, 0,
+     None, None),
+    ("art. 39, II (G16) – segunda autuação por embriaguez mantida",
+     [_h("upheld", 3, rule="DF15154.30.XI", auto="A-1"),
+      _h("upheld", 3, "2025-01-10", rule="DF15154.30.XI", auto="A-2")],
+     3, 0, "DF15154.39.II", False),
+    ("art. 39, II (G16) – a segunda ainda pendente: provisória",
+     [_h("upheld", 3, rule="DF15154.30.XI", auto="A-1"),
+      _h("pending", 3, "2025-01-10", rule="DF15154.30.XI", auto="A-2")],
+     3, 0, "DF15154.39.II", True),
+]
+
+
+@pytest.mark.parametrize(("article", "history", "points", "pending", "ground", "provisional"),
+                         STANDING_ROWS)
+def test_only_upheld_autos_are_definitive(article, history, points, pending, ground,
+                                          provisional):
+    row = compute_standing(history, DF_POINT_WINDOWS, holder_key=HOLDER, pack_id="DF_STPCR",
+                           as_of=dt.date(2026, 4, 14))
+    assert json.loads(row["points_json"])["4"] == points, article
+    assert json.loads(row["pending_points_json"])["4"] == pending, article
+    proposal = json.loads(row["cassacao_json"]) if row["cassacao_json"] else None
+    assert (proposal or {}).get("ground") == ground, article
+    assert (proposal or {}).get("provisional") == provisional, article
+
+
+def test_reincidence_counts_upheld_autos_and_the_provisional_one_the_pending_too():
+    history = [_h("upheld", 1), _h("pending", 1, "2026-03-01"), _h("upheld", 1, "2026-02-01")]
+    row = compute_standing(history, DF_POINT_WINDOWS, holder_key=HOLDER, pack_id=None)
+    assert json.loads(row["reincidence_json"]) == {"R1": 1}
+    assert json.loads(row["provisional_reincidence_json"]) == {"R1": 2}
