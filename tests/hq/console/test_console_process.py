@@ -269,3 +269,36 @@ def test_in_the_browser_register_a_defence_judge_it_and_see_the_standing_change(
     assert "processo_julgamento" in log or "Processo: Julgamento" in log
     admin.context.close()
     assert not errors, errors
+
+
+def test_hostile_forms_are_refused_in_portuguese_and_record_nothing(console, device, http):
+    today = legal_today()
+    auto_id = push_auto(device, today - dt.timedelta(days=2))
+    supervisor = http("supervisor")
+    form = {"on": today.strftime("%d/%m/%Y"), "channel": "protocolo"}
+    big = post(supervisor, f"/console/processos/{auto_id}/defesa", form,
+               files={"files": ("grande.pdf", b"%PDF-" + b"0" * (10 * 1024 * 1024),
+                                "application/pdf")})
+    assert big.status_code == 400 and "maior que 10 MiB" in big.text
+    many = post(supervisor, f"/console/processos/{auto_id}/defesa", form,
+                files=[("files", (f"a{i}.pdf", PDF, "application/pdf")) for i in range(6)])
+    assert many.status_code == 400 and "no máximo 5 arquivos" in many.text
+    future = post(supervisor, f"/console/processos/{auto_id}/defesa",
+                  {**form, "on": (today + dt.timedelta(days=1)).strftime("%d/%m/%Y")})
+    assert future.status_code == 400 and "está no futuro" in future.text
+    assert post(supervisor, f"/console/processos/{auto_id}/apagar", form).status_code == 404
+    # a record that is not an auto, and an auto cancelled in the field, have no process
+    cancel = device.cancelamento(device.record(device.envelope(kind="auto_infracao")))
+    assert post(supervisor, f"/console/processos/{cancel.id}/defesa", form).status_code == 404
+    other = device.record(device.envelope(
+        body={"occurred_at": f"{today.isoformat()}T09:00:00-03:00",
+              "vehicle": {"plate": "ABC1D23"}, "outcome": outcome()},
+        occurred_on=today.isoformat(), created_at=f"{today.isoformat()}T13:00:00+00:00"))
+    assert device.push_one(other)["status"] == "accepted"
+    assert device.push_one(device.cancelamento(other))["status"] == "accepted"
+    refused = post(supervisor, f"/console/processos/{other.id}/defesa", form)
+    assert refused.status_code == 400 and "cancelado em campo" in refused.text
+    with console.engine.connect() as conn:
+        from sqlalchemy import text
+        assert conn.execute(text("SELECT count(*) FROM process_events")).scalar_one() == 0
+        assert conn.execute(text("SELECT count(*) FROM process_attachments")).scalar_one() == 0
