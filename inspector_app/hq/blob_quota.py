@@ -21,11 +21,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 from inspector_app.hq.blob_index import forget
 from inspector_app.hq.blobs import BlobStore
 from inspector_app.hq.core.db import utc_now
-from inspector_app.hq.tables import blob_uploads, record_blobs
+from inspector_app.hq.tables import blob_uploads, process_attachments, record_blobs
 
 
 def _unreferenced() -> ColumnElement[bool]:
-    return ~exists().where(record_blobs.c.sha256 == blob_uploads.c.sha256)
+    # A file the console attached to a process (a defence, an appeal) is referenced too.
+    return and_(~exists().where(record_blobs.c.sha256 == blob_uploads.c.sha256),
+                ~exists().where(process_attachments.c.sha256 == blob_uploads.c.sha256))
 
 
 @dataclass

@@ -39,7 +39,12 @@ from inspector_app.hq.reference import (
     lock_holders,
     upsert_tables,
 )
-from inspector_app.hq.tables import records, reference_rows, suspected_duplicates
+from inspector_app.hq.tables import (
+    cassacao_decisions,
+    records,
+    reference_rows,
+    suspected_duplicates,
+)
 from inspector_app.sync.protocol import display_number
 
 STANDING_TABLE = "standing"
@@ -100,9 +105,14 @@ def _histories_of(conn: Connection, holder_keys: Sequence[str]) -> dict[str, lis
 def compute_standing(history: Sequence[Mapping[str, Any]], windows: Sequence[tuple[int, int]],
                      *, holder_key: str, pack_id: str | None,
                      as_of: dt.date | None = None) -> dict[str, Any]:
-    """Points per window, reincidence per rule and the art. 39, I proposal, as of the
-    latest history date (or ``as_of``). Cancelled entries count for nothing; pending ones
-    count, and a proposal resting on them is marked provisional."""
+    """Points per window, reincidence per rule and the art. 39 proposal, as of the latest
+    history date (or ``as_of``).
+
+    Only upheld entries (the auto judged and kept, issue 15) are definitive: they make
+    ``points_json``, ``reincidence_json`` and a definitive proposal. Pending entries are
+    shown apart (``pending_points_json``, ``provisional_reincidence_json`` counting them
+    too) and a proposal that needs them is marked provisional. Cancelled entries count for
+    nothing."""
     live = [h for h in history if h.get("status") != "cancelled"]
     dates = [dt.date.fromisoformat(str(h["date"])) for h in live]
     end = as_of or (max(dates) if dates else dt.date.today())
@@ -114,32 +124,71 @@ def compute_standing(history: Sequence[Mapping[str, Any]], windows: Sequence[tup
                 if d <= end and within_window(d, months, end, WINDOW_LAST_DAY_INCLUDED)]
 
     points: dict[str, int] = {}
-    proposal: dict[str, Any] | None = None
+    pending_points: dict[str, int] = {}
+    definitive: dict[str, Any] | None = None
+    provisional: dict[str, Any] | None = None
     for months, threshold in windows:
         rows = inside(months)
-        total = sum(int(h.get("points") or 0) for h in rows)
-        upheld = sum(int(h.get("points") or 0) for h in rows if h.get("status") == "upheld")
-        points[str(months)] = total
-        if proposal is None and total >= threshold:
-            proposal = {
-                "ground": "DF15154.39.I",
-                "text": f"{total} pontos em {months} meses (limite {threshold})",
-                "provisional": upheld < threshold,
-                "citation": "Decreto 15.154/1993, art. 39, I",
-            }
-    per_rule: dict[str, int] = {}
-    for h in inside(REINCIDENCE_MONTHS):
-        per_rule[str(h["rule_id"])] = per_rule.get(str(h["rule_id"]), 0) + 1
-    reincidence = {rule: n - 1 for rule, n in sorted(per_rule.items()) if n > 1}
+        upheld = sum(int(h.get("points") or 0) for h in rows if _definitive(h))
+        pending = sum(int(h.get("points") or 0) for h in rows if not _definitive(h))
+        points[str(months)], pending_points[str(months)] = upheld, pending
+        if definitive is None and upheld >= threshold:
+            definitive = _points_proposal(upheld, months, threshold, provisional=False)
+        if provisional is None and pending and upheld + pending >= threshold:
+            provisional = _points_proposal(upheld + pending, months, threshold,
+                                           provisional=True)
+    proposal = definitive or provisional
+    if proposal is None:
+        proposal = _drunkenness_proposal(live)
+    recent = inside(REINCIDENCE_MONTHS)
+    reincidence = _repeats([h for h in recent if _definitive(h)])
+    provisional_reincidence = _repeats(recent)
     return {
         "id": holder_key, "pack_id": pack_id, "as_of": end.isoformat(),
         "points_json": json.dumps(points, sort_keys=True),
+        "pending_points_json": json.dumps(pending_points, sort_keys=True),
         "reincidence_json": json.dumps(reincidence, sort_keys=True),
+        "provisional_reincidence_json": json.dumps(provisional_reincidence, sort_keys=True),
         "cassacao_proposed": proposal is not None,
         "cassacao_json": json.dumps(proposal, sort_keys=True, ensure_ascii=False)
         if proposal else None,
         "windows_json": json.dumps([list(w) for w in windows]),
     }
+
+
+def _points_proposal(total: int, months: int, threshold: int, *,
+                     provisional: bool) -> dict[str, Any]:
+    return {"ground": "DF15154.39.I",
+            "text": f"{total} pontos em {months} meses (limite {threshold})",
+            "provisional": provisional, "citation": "Decreto 15.154/1993, art. 39, I"}
+
+
+def _definitive(entry: Mapping[str, Any]) -> bool:
+    """An entry counts as definitive once the authority upheld its auto."""
+    return entry.get("status") == "upheld"
+
+
+def _repeats(entries: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Earlier occurrences per rule among ``entries`` (rules seen more than once)."""
+    per_rule: dict[str, int] = {}
+    for h in entries:
+        per_rule[str(h["rule_id"])] = per_rule.get(str(h["rule_id"]), 0) + 1
+    return {rule: n - 1 for rule, n in sorted(per_rule.items()) if n > 1}
+
+
+# Art. 39 II: drunkenness or drugs proven "após duas autuações pelo mesmo motivo" (gap G16:
+# the second upheld auto under art. 30 XI, no time window; pending ones make it provisional).
+DRUNKENNESS_RULE = "DF15154.30.XI"
+
+
+def _drunkenness_proposal(live: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    rows = [h for h in live if h.get("rule_id") == DRUNKENNESS_RULE]
+    autos = {str(h.get("auto_number") or h.get("id")) for h in rows}
+    if len(autos) < 2:
+        return None
+    upheld = {str(h.get("auto_number") or h.get("id")) for h in rows if _definitive(h)}
+    return {"ground": "DF15154.39.II", "text": f"{len(autos)} autuações por embriaguez",
+            "provisional": len(upheld) < 2, "citation": "Decreto 15.154/1993, art. 39, II"}
 
 
 def publish_standings(conn: Connection, holders: Mapping[str, str | None]) -> list[int]:
@@ -167,7 +216,23 @@ def _standings(conn: Connection, holders: Mapping[str, str | None],
             windows[pack_id] = point_windows(conn, pack_id)
         rows.append(compute_standing(histories[key], windows[pack_id], holder_key=key,
                                      pack_id=pack_id))
-    return rows
+    decided = cassacao_decision_columns(conn, keys)
+    return [{**row, "cassacao_decision_json": decided.get(row["id"])} for row in rows]
+
+
+def cassacao_decision_columns(conn: Connection, keys: Sequence[str]) -> dict[str, str]:
+    """The authority's latest decision on each holder's cassação proposal (hq/process.py,
+    table ``cassacao_decisions``) as the JSON its ``standing`` row publishes."""
+    found: dict[str, str] = {}
+    for start in range(0, len(keys), 500):
+        for row in conn.execute(select(cassacao_decisions).where(
+                cassacao_decisions.c.holder_key.in_(list(keys[start:start + 500])))
+                .order_by(cassacao_decisions.c.id)):
+            found[row.holder_key] = json.dumps(
+                {"decision": row.decision, "at": row.at[:10], "reasons": row.reasons,
+                 "ground": json.loads(row.proposal).get("ground")},
+                sort_keys=True, ensure_ascii=False)
+    return found
 
 
 def standing_of(conn: Connection, holder_key: str) -> dict[str, Any] | None:

@@ -241,6 +241,67 @@ blob_index = Table(
     Column("stored_at", String(40), nullable=False),
 )
 
+# The process after an auto (issue 15, hq/process.py; rules in domain/process.py): every
+# act the console records is a new row, never changed nor deleted (PostgreSQL triggers
+# refuse it). ``on`` is the act's legal date; ``data`` its fields as JSON; ``actor`` the
+# staff login, with the role and address it acted from.
+process_events = Table(
+    "process_events",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("record_id", String(36), ForeignKey("records.id"), nullable=False, index=True),
+    Column("kind", String(20), nullable=False),
+    Column("on", String(10), nullable=False),
+    Column("data", Text, nullable=False),
+    Column("actor", String(80), nullable=False),
+    Column("actor_role", String(20), nullable=False),
+    Column("address", String(64)),
+    Column("at", String(40), nullable=False),
+)
+
+# Files sent with a defence or an appeal: the bytes in the BlobStore (named by SHA-256),
+# the name and type the clerk uploaded them with here.
+process_attachments = Table(
+    "process_attachments",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("event_id", BigInteger, ForeignKey("process_events.id"), nullable=False, index=True),
+    Column("sha256", String(64), nullable=False, index=True),
+    Column("filename", String(200), nullable=False),
+    Column("content_type", String(100), nullable=False),
+    Column("size", BigInteger, nullable=False),
+)
+
+# Where each auto's process stands (derived from process_events in the same transaction,
+# for the queues): the step, the nearest deadline and its kind.
+process_state = Table(
+    "process_state",
+    metadata,
+    Column("record_id", String(36), ForeignKey("records.id"), primary_key=True),
+    Column("step", String(20), nullable=False),
+    Column("next_kind", String(20)),
+    Column("next_due", String(10)),
+    Column("holder_key", String(200)),
+    Column("updated_at", String(40), nullable=False),
+    Index("ix_process_state_step_due", "step", "next_due"),
+)
+
+# The authority's decisions on cassação proposals (Decreto 15.154/1993, art. 39): open a
+# cassação process or archive the proposal, with the reasons and the standing it rested
+# on. Append-only; the latest per holder is published in its ``standing`` row.
+cassacao_decisions = Table(
+    "cassacao_decisions",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("holder_key", String(200), nullable=False, index=True),
+    Column("decision", String(20), nullable=False),
+    Column("reasons", Text, nullable=False),
+    Column("proposal", Text, nullable=False),
+    Column("autos", Text, nullable=False),
+    Column("actor", String(80), nullable=False),
+    Column("at", String(40), nullable=False),
+)
+
 # --- the web console (inspector_app/hq/console/, Alembic 0006_i15a) ------------------------
 
 # HQ staff who log in to the console (not agents, not devices): argon2id password hashes.

@@ -348,6 +348,26 @@ def m0005_i12_output_failures(db: Database) -> None:
         db.execute(statement)
 
 
+# HQ's standing says what is definitive (upheld autos) and what rests on autos still pending
+# judgement (issue 15): the points of pending autos per window, the reincidence counting them
+# too, and the authority's decision on a cassação proposal (open a process / archive it).
+_SCHEMA_0005_I15B = [
+    "ALTER TABLE ref_standing ADD COLUMN pending_points_json TEXT",
+    "ALTER TABLE ref_standing ADD COLUMN provisional_reincidence_json TEXT",
+    "ALTER TABLE ref_standing ADD COLUMN cassacao_decision_json TEXT",
+]
+
+
+@migrations(name="0005_i15b_standing_pending")
+def m0005_i15b_standing_pending(db: Database) -> None:
+    for statement in _SCHEMA_0005_I15B:
+        db.execute(statement)
+    if db["row_seals"].exists():  # a store sealed before this migration: cover the new columns
+        from inspector_app.store import seals
+        for statement in seals.install_statements(db.conn, "ref_standing"):
+            db.execute(statement)
+
+
 @migrations(name="0005_i14c_row_seals")
 def m0005_i14c_row_seals(db: Database) -> None:
     """Seals of the rows that change in place and counters of the append-only tables

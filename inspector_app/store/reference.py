@@ -133,6 +133,10 @@ class LineView:
         return f"{self.code} – {self.name}"
 
 
+CASSACAO_DECISIONS_PT = {"instaurar": "processo de cassação instaurado pela autoridade",
+                         "arquivar": "proposta arquivada pela autoridade"}
+
+
 @dataclass(frozen=True)
 class StandingView:
     """HQ's standing of a permit holder (or of a plate without a holder), as pulled into
@@ -151,6 +155,13 @@ class StandingView:
     cassacao_citation: str | None = None  # "Decreto 15.154/1993, art. 39, I"
     cassacao_text: str | None = None  # "14 pontos em 4 meses (limite 12)"
     cassacao_provisional: bool = False  # rests on autos not yet upheld
+    # Issue 15: HQ counts only upheld autos as definitive (``points``, ``reincidence``);
+    # the points of autos still pending judgement and the reincidence counting them are
+    # shown apart. The authority's decision on the proposal, when there is one.
+    pending_points: tuple[tuple[int, int], ...] = ()
+    provisional_reincidence: tuple[tuple[str, int], ...] = ()
+    cassacao_decision: str | None = None  # "instaurar" | "arquivar"
+    cassacao_decided_on: dt.date | None = None
 
     @property
     def plate_key(self) -> str | None:
@@ -168,11 +179,19 @@ class StandingView:
             parts.append(_and(windows))
         else:
             parts.append("pontos não informados")
+        if any(n for _, n in self.pending_points):
+            pending = [f"{n} em {m} meses" for m, n in self.pending_points]
+            parts.append(f"pendentes de julgamento (provisórios): {_and(pending)}")
         if self.reincidence:
             rules = [f"{rule} ({n + 1} ocorrências)" for rule, n in self.reincidence]
             parts.append(f"reincidência (12 meses) em {_and(rules)}")
         else:
             parts.append("sem reincidência")
+        extra = [(r, n) for r, n in self.provisional_reincidence
+                 if (r, n) not in self.reincidence]
+        if extra:
+            rules = [f"{rule} ({n + 1} ocorrências)" for rule, n in extra]
+            parts.append(f"reincidência provisória, com autos pendentes, em {_and(rules)}")
         if self.cassacao_proposed:
             text = "proposta de cassação"
             if self.cassacao_citation:
@@ -181,6 +200,10 @@ class StandingView:
                 text += f": {self.cassacao_text}"
             if self.cassacao_provisional:
                 text += " – provisória (inclui autos pendentes)"
+            if self.cassacao_decision in CASSACAO_DECISIONS_PT:
+                text += f"; {CASSACAO_DECISIONS_PT[self.cassacao_decision]}"
+                if self.cassacao_decided_on:
+                    text += f" em {_br(self.cassacao_decided_on)}"
             parts.append(text)
         else:
             parts.append("sem proposta de cassação")
@@ -449,16 +472,24 @@ def _count(value: object) -> int | None:
 
 def _standing(row: Mapping[str, Any]) -> StandingView:
     """A ``ref_standing`` row; a malformed JSON field reads as absent, never as an error."""
-    points: list[tuple[int, int]] = []
-    found = _json_value(row["points_json"])
-    for months, total in (found.items() if isinstance(found, dict) else ()):
-        if str(months).isdigit() and (n := _count(total)) is not None:
-            points.append((int(months), n))
-    reincidence: list[tuple[str, int]] = []
-    found = _json_value(row["reincidence_json"])
-    for rule, repeats in (found.items() if isinstance(found, dict) else ()):
-        if (n := _count(repeats)) is not None and n > 0:
-            reincidence.append((str(rule), n))
+    def windows(column: str) -> tuple[tuple[int, int], ...]:
+        out: list[tuple[int, int]] = []
+        found = _json_value(row.get(column))
+        for months, total in (found.items() if isinstance(found, dict) else ()):
+            if str(months).isdigit() and (n := _count(total)) is not None:
+                out.append((int(months), n))
+        return tuple(sorted(out))
+
+    def repeats(column: str) -> tuple[tuple[str, int], ...]:
+        out: list[tuple[str, int]] = []
+        found = _json_value(row.get(column))
+        for rule, n_ in (found.items() if isinstance(found, dict) else ()):
+            if (n := _count(n_)) is not None and n > 0:
+                out.append((str(rule), n))
+        return tuple(sorted(out))
+
+    decided = _json_value(row.get("cassacao_decision_json"))
+    decided = decided if isinstance(decided, dict) else {}
     found = _json_value(row["cassacao_json"])
     cassacao: dict[str, Any] = found if isinstance(found, dict) else {}
 
@@ -470,12 +501,17 @@ def _standing(row: Mapping[str, Any]) -> StandingView:
         key=row["id"],
         pack_id=row["pack_id"],
         as_of=_date(row["as_of"]),
-        points=tuple(sorted(points)),
-        reincidence=tuple(sorted(reincidence)),
+        points=windows("points_json"),
+        reincidence=repeats("reincidence_json"),
         cassacao_proposed=bool(row["cassacao_proposed"]),
         cassacao_citation=text("citation") or text("ground"),
         cassacao_text=text("text"),
         cassacao_provisional=cassacao.get("provisional") is True,
+        pending_points=windows("pending_points_json"),
+        provisional_reincidence=repeats("provisional_reincidence_json"),
+        cassacao_decision=decided.get("decision") if isinstance(decided.get("decision"), str)
+        else None,
+        cassacao_decided_on=_date(decided.get("at")),
     )
 
 

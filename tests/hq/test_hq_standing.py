@@ -64,7 +64,9 @@ def test_infractions_of_an_accepted_auto_are_published_as_pending_history(hq, de
     assert (row["holder_id"], row["plate_key"], row["rule_id"], row["date"], row["status"],
             row["points"]) == (HOLDER, "JJK8D48", "R1", "2026-04-14", "pending", 5)
     standing = latest(pulled(device), "standing")[HOLDER]
-    assert json.loads(standing["points_json"])["4"] == 8
+    # pending until judged (issue 15): shown apart, not counted as definitive points
+    assert json.loads(standing["points_json"])["4"] == 0
+    assert json.loads(standing["pending_points_json"])["4"] == 8
     assert standing["cassacao_proposed"] is False
     # the same record again (duplicate) publishes nothing new
     before = len(pulled(device))
@@ -79,6 +81,7 @@ def test_a_cancelamento_marks_the_history_cancelled_and_recomputes_standing(hq, 
     changes = pulled(device)
     assert latest(changes, "history")[f"{record.id}:0"]["status"] == "cancelled"
     assert json.loads(latest(changes, "standing")[HOLDER]["points_json"])["4"] == 0
+    assert json.loads(latest(changes, "standing")[HOLDER]["pending_points_json"])["4"] == 0
 
 
 def test_crossing_12_points_in_4_months_proposes_cassacao(hq, device):
@@ -89,8 +92,10 @@ def test_crossing_12_points_in_4_months_proposes_cassacao(hq, device):
     device.push_one(auto(device, infractions=[("R1", 3)], occurred_on="2026-04-14"))
     standing = latest(pulled(device), "standing")[HOLDER]
     assert standing["cassacao_proposed"] is True
-    assert json.loads(standing["points_json"]) == {"4": 13, "8": 13, "12": 13}
-    assert json.loads(standing["reincidence_json"]) == {"R1": 1}
+    assert json.loads(standing["points_json"]) == {"4": 0, "8": 0, "12": 0}
+    assert json.loads(standing["pending_points_json"]) == {"4": 13, "8": 13, "12": 13}
+    assert json.loads(standing["reincidence_json"]) == {}
+    assert json.loads(standing["provisional_reincidence_json"]) == {"R1": 1}
     proposal = json.loads(standing["cassacao_json"])
     assert proposal["ground"] == "DF15154.39.I" and proposal["provisional"] is True
     assert "13 pontos em 4 meses (limite 12)" in proposal["text"]
@@ -177,7 +182,7 @@ def test_a_standing_file_is_refused_by_the_hq_registry_import(hq, device, tmp_pa
         delete_reference(hq.engine, "standing", HOLDER)
     with hq.engine.connect() as conn:
         (standing,) = list(live_rows(conn, "standing"))
-    assert json.loads(standing["points_json"])["4"] == 5  # HQ's figure, untouched
+    assert json.loads(standing["pending_points_json"])["4"] == 5  # HQ's figure, untouched
     assert hq.scalar("SELECT count(*) FROM changes WHERE seq > :s AND table_name = 'standing'",
                      s=before) == 0
 
@@ -191,7 +196,7 @@ def test_an_auto_and_its_cancelamento_in_one_batch_leave_it_cancelled(hq, device
     history = latest(changes, "history")
     assert history[f"{first.id}:0"]["status"] == "cancelled"
     assert history[f"{second.id}:0"]["status"] == "pending"
-    assert json.loads(latest(changes, "standing")[HOLDER]["points_json"])["4"] == 4
+    assert json.loads(latest(changes, "standing")[HOLDER]["pending_points_json"])["4"] == 4
 
 
 def test_concurrent_batches_about_one_holder_all_count_in_its_standing(hq):
@@ -211,7 +216,7 @@ def test_concurrent_batches_about_one_holder_all_count_in_its_standing(hq):
         answers = list(pool.map(push, range(len(devices))))
     assert all(r["status"] == "accepted" for a in answers for r in a)
     standing = latest(pulled(devices[0]), "standing")[HOLDER]
-    assert json.loads(standing["points_json"])["4"] == 6 * 5
+    assert json.loads(standing["pending_points_json"])["4"] == 6 * 5
 
 
 def test_migration_0003_indexes_the_history_already_held(tmp_path):
@@ -239,7 +244,7 @@ def test_migration_0003_indexes_the_history_already_held(tmp_path):
         publish_standings(conn, {"H-9": "DF_STPA"})
         standing = json.loads(conn.execute(text(
             "SELECT row FROM reference_rows WHERE table_name = 'standing'")).scalar_one())
-    assert json.loads(standing["points_json"])["4"] == 5
+    assert json.loads(standing["pending_points_json"])["4"] == 5
     engine.dispose()
 
 
@@ -274,3 +279,53 @@ def test_history_changed_by_the_registry_restates_the_holders_standing(hq, devic
     delete_reference(hq.engine, "history", "old-1")
     standing = latest(pulled(device), "standing")[HOLDER]
     assert json.loads(standing["points_json"])["4"] == 13
+
+
+# Issue 15: only upheld autos are definitive. (article, history rows as (status, points,
+# date, rule), expected definitive 4-month points, pending 4-month points, proposal ground,
+# provisional?) – the 12-point limit of art. 39 I in 4 months on its boundary, below, above.
+def _h(status, points, date="2026-04-10", rule="R1", auto=None):
+    return {"rule_id": rule, "date": date, "status": status, "points": points,
+            "auto_number": auto}
+
+
+STANDING_ROWS = [
+    ("Decreto 15.154/1993, art. 39, I – 12 pontos mantidos: proposta definitiva",
+     [_h("upheld", 7), _h("upheld", 5)], 12, 0, "DF15154.39.I", False),
+    ("art. 39, I – 11 mantidos: sem proposta", [_h("upheld", 6), _h("upheld", 5)], 11, 0,
+     None, None),
+    ("art. 39, I – 11 mantidos + 1 pendente: provisória",
+     [_h("upheld", 6), _h("upheld", 5), _h("pending", 1)], 11, 1, "DF15154.39.I", True),
+    ("art. 39, I – 13 mantidos + 4 pendentes: definitiva (13 pontos)",
+     [_h("upheld", 13), _h("pending", 4)], 13, 4, "DF15154.39.I", False),
+    ("art. 39, I – cancelados não contam", [_h("upheld", 6), _h("cancelled", 9)], 6, 0,
+     None, None),
+    ("art. 39, II (G16) – segunda autuação por embriaguez mantida",
+     [_h("upheld", 3, rule="DF15154.30.XI", auto="A-1"),
+      _h("upheld", 3, "2025-01-10", rule="DF15154.30.XI", auto="A-2")],
+     3, 0, "DF15154.39.II", False),
+    ("art. 39, II (G16) – a segunda ainda pendente: provisória",
+     [_h("upheld", 3, rule="DF15154.30.XI", auto="A-1"),
+      _h("pending", 3, "2025-01-10", rule="DF15154.30.XI", auto="A-2")],
+     3, 0, "DF15154.39.II", True),
+]
+
+
+@pytest.mark.parametrize(("article", "history", "points", "pending", "ground", "provisional"),
+                         STANDING_ROWS)
+def test_only_upheld_autos_are_definitive(article, history, points, pending, ground,
+                                          provisional):
+    row = compute_standing(history, DF_POINT_WINDOWS, holder_key=HOLDER, pack_id="DF_STPCR",
+                           as_of=dt.date(2026, 4, 14))
+    assert json.loads(row["points_json"])["4"] == points, article
+    assert json.loads(row["pending_points_json"])["4"] == pending, article
+    proposal = json.loads(row["cassacao_json"]) if row["cassacao_json"] else None
+    assert (proposal or {}).get("ground") == ground, article
+    assert (proposal or {}).get("provisional") == provisional, article
+
+
+def test_reincidence_counts_upheld_autos_and_the_provisional_one_the_pending_too():
+    history = [_h("upheld", 1), _h("pending", 1, "2026-03-01"), _h("upheld", 1, "2026-02-01")]
+    row = compute_standing(history, DF_POINT_WINDOWS, holder_key=HOLDER, pack_id=None)
+    assert json.loads(row["reincidence_json"]) == {"R1": 1}
+    assert json.loads(row["provisional_reincidence_json"]) == {"R1": 2}

@@ -412,6 +412,19 @@ def add_standing(store: Store, key: str = "H1", *, points: object = None,
         ("plate:ABC1C34", {"points": {"4": 2, "8": 2, "12": 2}, "as_of": "2026-04-14"},
          "Situação na sede (placa ABC1C34, em 14/04/2026): 2 pontos em 4 meses, 2 em 8 meses "
          "e 2 em 12 meses; sem reincidência; sem proposta de cassação."),
+        # Issue 15: only upheld autos are definitive; pending ones are said apart, and the
+        # authority's decision on the proposal is said with its date.
+        ("H1", {"points": {"4": 5, "8": 5, "12": 5}, "proposal": PROPOSAL,
+                "raw": {"pending_points_json": '{"4": 9, "8": 9, "12": 9}',
+                        "provisional_reincidence_json": '{"R1": 1}',
+                        "cassacao_decision_json": '{"decision": "instaurar", '
+                                                  '"at": "2026-11-20"}'}},
+         "Situação na sede (em 12/11/2026): 5 pontos em 4 meses, 5 em 8 meses e 5 em 12 "
+         "meses; pendentes de julgamento (provisórios): 9 em 4 meses, 9 em 8 meses e 9 em 12 "
+         "meses; sem reincidência; reincidência provisória, com autos pendentes, em R1 (2 "
+         "ocorrências); proposta de cassação (Decreto 15.154/1993, art. 39, I): 14 pontos em "
+         "4 meses (limite 12) – provisória (inclui autos pendentes); processo de cassação "
+         "instaurado pela autoridade em 20/11/2026."),
         # HQ's row is read as far as it makes sense: malformed fields read as absent.
         ("H1", {"raw": {"points_json": "{não é json", "reincidence_json": "[1, 2]",
                         "cassacao_proposed": 1, "cassacao_json": "null", "as_of": "?"}},

@@ -169,7 +169,10 @@ def test_0004_standing_upgrades_a_0003_store_keeping_its_data_and_pulling_again(
         assert KNOWN_MIGRATIONS[upto] == "0004_standing"
         columns = [r[1] for r in store.conn.execute("PRAGMA table_info(ref_standing)")]
         assert columns == ["id", "pack_id", "as_of", "points_json", "reincidence_json",
-                           "cassacao_proposed", "cassacao_json", "windows_json"]
+                           "cassacao_proposed", "cassacao_json", "windows_json",
+                           # 0005_i15b_standing_pending (issue 15)
+                           "pending_points_json", "provisional_reincidence_json",
+                           "cassacao_decision_json"]
         assert store.conn.execute("SELECT COUNT(*) FROM ref_standing").fetchone()[0] == 0
         # Data kept; the pull starts again from the beginning to fetch the skipped standing.
         assert store.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0] == 1

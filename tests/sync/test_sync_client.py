@@ -445,3 +445,46 @@ def test_a_sync_with_the_real_hq_confirms_the_device_clock_and_seals_it(hq, make
     assert clock["reference"] == "hq" and clock["confirmed"] is True
     assert clock["monotonic_since_ms"] >= 0 and abs(clock["skew_ms"]) <= 2000
     dc.reset_for_tests()
+
+
+def test_a_judgement_at_hq_reaches_the_device_as_definitive_standing(hq, make_store):
+    # Issue 15: HQ upholds one auto after its defence; the device pulls the auto's history
+    # as upheld and a standing whose points are definitive, the rest pending apart.
+    import datetime as dt
+
+    from inspector_app.domain.legaltime import legal_today
+    from inspector_app.hq import process as hq_process
+
+    store = enrolled(hq, make_store())
+    seal_autos(store, 3)
+    assert sync.sync_once(store).ok
+    with hq.engine.connect() as conn:
+        row = conn.execute(text(
+            "SELECT id, holder_key FROM records r JOIN reference_rows h "
+            "ON h.table_name = 'history' AND h.key = r.id || '\\:0' "
+            "WHERE r.kind = 'auto_infracao' AND h.holder_key IS NOT NULL "
+            "ORDER BY r.occurred_on DESC LIMIT 1")).one()
+    auto_id, holder = row
+    before = reference.standing_for(store, holder_id=None if holder.startswith("plate:")
+                                    else holder, plate_key=holder.removeprefix("plate:")
+                                    if holder.startswith("plate:") else None)
+    assert before is not None and any(n for _, n in before.pending_points)
+    today = legal_today()
+    with hq.engine.begin() as conn:
+        auto = hq_process.auto_of(conn, auto_id)
+        on = max(auto.occurred_on, today - dt.timedelta(days=1))
+        hq_process.record_event(conn, auto_id, "defesa", on, {"channel": "protocolo"},
+                                actor="super", role="supervisor", address=None, today=today)
+        hq_process.record_event(conn, auto_id, "julgamento", today, {
+            "result": "upheld", "reasons": "Infração comprovada pelas fotos do auto."},
+            actor="julga", role="julgador", address=None, today=today)
+    assert sync.sync_once(store).ok
+    status = store.conn.execute("SELECT DISTINCT status FROM ref_history WHERE id LIKE ?",
+                                [f"{auto_id}:%"]).fetchall()
+    assert status == [("upheld",)]
+    assert device_standing(store) == hq_standing(hq)  # every column, the new ones too
+    after = reference.standing_for(store, holder_id=None if holder.startswith("plate:")
+                                   else holder, plate_key=holder.removeprefix("plate:")
+                                   if holder.startswith("plate:") else None)
+    assert after is not None and any(n for _, n in after.points)
+    assert sum(n for _, n in after.pending_points) < sum(n for _, n in before.pending_points)

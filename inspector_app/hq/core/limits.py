@@ -46,6 +46,10 @@ DEVICE_SCOPE_KEY = "inspector.device"
 CLIENT_SCOPE_KEY = "inspector.client"
 MAX_HEAD_BYTES = 16 * 1024  # request line and headers (h11's incomplete-event cap)
 MAX_PUBLIC_BODY = 64 * 1024  # a body anyone may send (enrolment)
+# A defence or an appeal registered in the console with its attachments (hq/process.py):
+# at most 5 files of 10 MiB each, in one form.
+MAX_PROCESS_FORM = 52 * 1024 * 1024
+PROCESS_FORMS = ("/console/processos/",)
 
 # Routes under /api/v1 that anyone may call; every other one needs a device token.
 _PUBLIC_API = ("/health", "/enrol", "/openapi.json", "/docs", "/docs/oauth2-redirect")
@@ -156,6 +160,8 @@ class RequestGuard:
             return self.settings.max_bundle_bytes, "pacote de arquivos"
         if method == "POST" and path in CONSOLE_UPLOAD_PATHS:  # the file and its form fields
             return MAX_REGISTRY_UPLOAD + MAX_PUBLIC_BODY, "arquivo enviado"
+        if method == "POST" and path.startswith(PROCESS_FORMS):
+            return MAX_PROCESS_FORM, "formulário com anexos"
         if not self._needs_device(path):  # enrolment: a code and a key, well under 1 KiB
             return min(self.settings.max_json_bytes, MAX_PUBLIC_BODY), "corpo da requisição"
         return self.settings.max_json_bytes, "corpo da requisição"
