@@ -20,7 +20,7 @@ from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, u
 from sqlalchemy import text as sql_text
 
 from inspector_app.hq.core.db import utc_now
-from inspector_app.hq.tables import changes, records, reference_rows
+from inspector_app.hq.tables import changes, history_facts, records, reference_rows
 from inspector_app.sync.protocol import (
     REFERENCE_KEYS,
     Change,
@@ -202,7 +202,40 @@ def upsert_tables(conn: Connection,
                                          reference_rows.c.key == bindparam("k")),
             changed,
         )
+    record_history_facts(conn, [row for table, _, row, _, _ in todo if table == "history"])
     return seqs
+
+
+def history_fact(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``history_facts`` row of a published history row (None when it names no holder
+    or no date: it is part of no standing)."""
+    holder_key, date = history_holder_key(row), row.get("date")
+    if holder_key is None or not isinstance(date, str) or not date:
+        return None
+    status = row.get("status")
+    return {"key": str(row["id"]), "holder_key": holder_key, "date": date[:10],
+            "status": str(status)[:40] if status is not None else None, "row": row_json(row)}
+
+
+def record_history_facts(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Make ``rows`` (history rows) HQ's facts, one statement: a new row is added, a known
+    one (its status changed, say) replaces the old; the later of two with one id wins."""
+    facts: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        fact = history_fact(row)
+        if fact is not None:
+            facts[fact["key"]] = fact
+    if not facts:
+        return
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as upsert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]
+    statement = upsert(history_facts)
+    conn.execute(statement.on_conflict_do_update(
+        index_elements=[history_facts.c.key],
+        set_={c: statement.excluded[c] for c in ("holder_key", "date", "status", "row")}),
+        list(facts.values()))
 
 
 def delete_row(conn: Connection, table: str, key: str) -> int | None:
@@ -212,6 +245,8 @@ def delete_row(conn: Connection, table: str, key: str) -> int | None:
         return None
     pk = {column: current[column] for column in REFERENCE_KEYS[table]}
     seq = append_change(conn, table, key, "delete", pk)
+    if table == "history":  # an administrator's delete: no longer a fact (expiry keeps it)
+        conn.execute(history_facts.delete().where(history_facts.c.key == key))
     conn.execute(
         update(reference_rows)
         .where(reference_rows.c.table_name == table, reference_rows.c.key == key)
