@@ -20,7 +20,13 @@ from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, u
 from sqlalchemy import text as sql_text
 
 from inspector_app.hq.core.db import utc_now
-from inspector_app.hq.tables import changes, history_facts, records, reference_rows
+from inspector_app.hq.tables import (
+    changes,
+    history_facts,
+    pull_compactions,
+    records,
+    reference_rows,
+)
 from inspector_app.sync.protocol import (
     REFERENCE_KEYS,
     Change,
@@ -256,20 +262,30 @@ def delete_row(conn: Connection, table: str, key: str) -> int | None:
 
 
 def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int,
-              tag: str | None = None, acked: int | None = None) -> PullPage:
+              tag: str | None = None, acked: int | None = None,
+              snapshots: bool = False) -> PullPage:
     """Changes after ``cursor`` meant for everyone or for ``device_id``, oldest first.
 
     Answers ``resync`` (no changes, cursor 0) when HQ is behind the device: the change at
     ``cursor`` is not in its log or is not the one the device applied (``tag``), or it
     holds fewer records of this device than the device saw acknowledged (``acked``). Both
-    happen after HQ's database was restored from a backup (docs/hq-operations.md §4)."""
+    happen after HQ's database was restored from a backup (docs/hq-operations.md §4).
+    A cursor behind the log's compaction point is answered ``snapshot`` when the device
+    said it takes snapshots (``snapshots``), else ``resync``."""
     if acked is not None and acked > 0:
         held = conn.execute(select(func.count()).select_from(records)
                             .where(records.c.device_id == device_id)).scalar_one()
         if int(held) < acked:
             return PullPage(changes=[], next_cursor=0, more=True, resync=True)
     if cursor > 0:
+        floor = int(conn.execute(select(func.coalesce(func.max(pull_compactions.c.floor_seq),
+                                                      0))).scalar_one())
         at = conn.execute(select(changes).where(changes.c.seq == cursor)).first()
+        if cursor < floor or (cursor == floor and at is None):
+            # Behind the compaction point (hq/compaction.py): tombstones it has not seen
+            # may be gone. A snapshot, or a resync for an app that knows no snapshots.
+            return PullPage(changes=[], next_cursor=0, more=True, resync=not snapshots,
+                            snapshot=snapshots)
         if at is None or at.device_id not in (None, device_id) or (
                 tag is not None and tag != change_tag(at.seq, at.table_name, at.key, at.op,
                                                       json.loads(at.row))):
