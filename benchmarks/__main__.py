@@ -2,7 +2,7 @@
 
 ``python -m benchmarks [name ...]`` runs only the named suites (see SUITES:
 rules, store_seal, store_lookup, store_history, media, documents, pades, sync, faults,
-crash, console).
+crash, console, hq_growth: HQ as autos accumulate, ``BENCH_HQ_GROWTH`` for the checkpoints).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 SUITES = (
     "rules", "store_seal", "store_lookup", "store_history", "media", "documents", "pades", "sync",
-    "faults", "crash", "console",
+    "faults", "crash", "console", "hq_growth",
 )
 
 

@@ -254,6 +254,15 @@ def _cmd_blobs_reindex(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_compact(args: argparse.Namespace) -> int:
+    from inspector_app.hq.compaction import compact
+
+    if args.keep_days < 0:
+        raise CommandError("--keep-days deve ser pelo menos 0")
+    print(compact(_engine(args), keep_days=args.keep_days).line())
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("--database-url", default=None,
@@ -347,6 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = leaf(blb_sub, "reindex", "list the file store and make HQ's list of files equal "
              "to it (after restoring a bucket or upgrading)", _cmd_blobs_reindex)
     p.add_argument("--blob-dir", default=None)
+
+    p = leaf(sub, "compact", "expire history outside every window from the devices and "
+             "compact the pull log (superseded upserts, tombstones) older than --keep-days",
+             _cmd_compact)
+    p.add_argument("--keep-days", type=int, default=30,
+                   help="changes younger than this are kept as they are (default 30): a "
+                        "device that pulled within them needs no snapshot")
 
     p = leaf(sub, "report", "records per device and number accounting per range", _cmd_report)
     p.add_argument("--json", action="store_true")

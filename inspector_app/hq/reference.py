@@ -20,7 +20,13 @@ from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, u
 from sqlalchemy import text as sql_text
 
 from inspector_app.hq.core.db import utc_now
-from inspector_app.hq.tables import changes, records, reference_rows
+from inspector_app.hq.tables import (
+    changes,
+    history_facts,
+    pull_compactions,
+    records,
+    reference_rows,
+)
 from inspector_app.sync.protocol import (
     REFERENCE_KEYS,
     Change,
@@ -202,7 +208,40 @@ def upsert_tables(conn: Connection,
                                          reference_rows.c.key == bindparam("k")),
             changed,
         )
+    record_history_facts(conn, [row for table, _, row, _, _ in todo if table == "history"])
     return seqs
+
+
+def history_fact(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``history_facts`` row of a published history row (None when it names no holder
+    or no date: it is part of no standing)."""
+    holder_key, date = history_holder_key(row), row.get("date")
+    if holder_key is None or not isinstance(date, str) or not date:
+        return None
+    status = row.get("status")
+    return {"key": str(row["id"]), "holder_key": holder_key, "date": date[:10],
+            "status": str(status)[:40] if status is not None else None, "row": row_json(row)}
+
+
+def record_history_facts(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Make ``rows`` (history rows) HQ's facts, one statement: a new row is added, a known
+    one (its status changed, say) replaces the old; the later of two with one id wins."""
+    facts: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        fact = history_fact(row)
+        if fact is not None:
+            facts[fact["key"]] = fact
+    if not facts:
+        return
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as upsert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]
+    statement = upsert(history_facts)
+    conn.execute(statement.on_conflict_do_update(
+        index_elements=[history_facts.c.key],
+        set_={c: statement.excluded[c] for c in ("holder_key", "date", "status", "row")}),
+        list(facts.values()))
 
 
 def delete_row(conn: Connection, table: str, key: str) -> int | None:
@@ -212,6 +251,8 @@ def delete_row(conn: Connection, table: str, key: str) -> int | None:
         return None
     pk = {column: current[column] for column in REFERENCE_KEYS[table]}
     seq = append_change(conn, table, key, "delete", pk)
+    if table == "history":  # an administrator's delete: no longer a fact (expiry keeps it)
+        conn.execute(history_facts.delete().where(history_facts.c.key == key))
     conn.execute(
         update(reference_rows)
         .where(reference_rows.c.table_name == table, reference_rows.c.key == key)
@@ -221,20 +262,30 @@ def delete_row(conn: Connection, table: str, key: str) -> int | None:
 
 
 def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int,
-              tag: str | None = None, acked: int | None = None) -> PullPage:
+              tag: str | None = None, acked: int | None = None,
+              snapshots: bool = False) -> PullPage:
     """Changes after ``cursor`` meant for everyone or for ``device_id``, oldest first.
 
     Answers ``resync`` (no changes, cursor 0) when HQ is behind the device: the change at
     ``cursor`` is not in its log or is not the one the device applied (``tag``), or it
     holds fewer records of this device than the device saw acknowledged (``acked``). Both
-    happen after HQ's database was restored from a backup (docs/hq-operations.md §4)."""
+    happen after HQ's database was restored from a backup (docs/hq-operations.md §4).
+    A cursor behind the log's compaction point is answered ``snapshot`` when the device
+    said it takes snapshots (``snapshots``), else ``resync``."""
     if acked is not None and acked > 0:
         held = conn.execute(select(func.count()).select_from(records)
                             .where(records.c.device_id == device_id)).scalar_one()
         if int(held) < acked:
             return PullPage(changes=[], next_cursor=0, more=True, resync=True)
     if cursor > 0:
+        floor = int(conn.execute(select(func.coalesce(func.max(pull_compactions.c.floor_seq),
+                                                      0))).scalar_one())
         at = conn.execute(select(changes).where(changes.c.seq == cursor)).first()
+        if cursor < floor or (cursor == floor and at is None):
+            # Behind the compaction point (hq/compaction.py): tombstones it has not seen
+            # may be gone. A snapshot, or a resync for an app that knows no snapshots.
+            return PullPage(changes=[], next_cursor=0, more=True, resync=not snapshots,
+                            snapshot=snapshots)
         if at is None or at.device_id not in (None, device_id) or (
                 tag is not None and tag != change_tag(at.seq, at.table_name, at.key, at.op,
                                                       json.loads(at.row))):

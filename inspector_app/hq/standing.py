@@ -30,17 +30,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, tuple_
+from sqlalchemy import (
+    Connection,
+    String,
+    and_,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    tuple_,
+    union_all,
+)
 
-from inspector_app.domain.deadlines import WINDOW_LAST_DAY_INCLUDED, within_window
+from inspector_app.domain.deadlines import WINDOW_LAST_DAY_INCLUDED, add_months, within_window
 from inspector_app.hq.reference import (
     current_row,
     history_holder_key,
     lock_holders,
+    record_history_facts,
     upsert_tables,
 )
 from inspector_app.hq.tables import (
     cassacao_decisions,
+    history_facts,
     records,
     reference_rows,
     suspected_duplicates,
@@ -199,23 +212,27 @@ def publish_standings(conn: Connection, holders: Mapping[str, str | None]) -> li
 
 def _standings(conn: Connection, holders: Mapping[str, str | None],
                pending: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The standing of each holder from the history HQ holds plus ``pending`` history rows
-    about to be published (they replace held rows with the same id): one query for the
-    history, one per pack for its point windows. The caller holds the holders' locks."""
+    """The standing of each holder, with ``pending`` history rows about to be published
+    (they become HQ's facts first: a new row adds its contribution, a known one whose status
+    changed replaces its old one). Each holder's standing is computed by
+    :func:`compute_standing` from only the rows inside the widest window of its pack
+    (:func:`_window_histories`), which gives the same result as its whole history
+    (``tests/hq/test_hq_standing_window.py``). A handful of statements for all the holders,
+    whatever their history holds. The caller holds the holders' locks."""
+    record_history_facts(conn, pending)
     keys = sorted(holders)
-    histories = _histories_of(conn, keys)
-    for row in pending:
-        key = history_holder_key(row)
-        if key in histories:
-            histories[key] = [h for h in histories[key] if h.get("id") != row["id"]] + [dict(row)]
     windows: dict[str | None, tuple[tuple[int, int], ...]] = {}
-    rows = []
     for key in keys:
         pack_id = holders[key]
         if pack_id not in windows:
             windows[pack_id] = point_windows(conn, pack_id)
-        rows.append(compute_standing(histories[key], windows[pack_id], holder_key=key,
-                                     pack_id=pack_id))
+    found = _window_histories(conn, {key: horizon_months(windows[holders[key]])
+                                     for key in keys})
+    rows = []
+    for key in keys:
+        end, history = found[key]
+        rows.append(compute_standing(history, windows[holders[key]], holder_key=key,
+                                     pack_id=holders[key], as_of=end))
     decided = cassacao_decision_columns(conn, keys)
     return [{**row, "cassacao_decision_json": decided.get(row["id"])} for row in rows]
 
@@ -232,6 +249,76 @@ def cassacao_decision_columns(conn: Connection, keys: Sequence[str]) -> dict[str
                 {"decision": row.decision, "at": row.at[:10], "reasons": row.reasons,
                  "ground": json.loads(row.proposal).get("ground")},
                 sort_keys=True, ensure_ascii=False)
+    return found
+
+
+# History statuses that count for nothing in a standing (compute_standing skips them): the
+# latest date of any other row is the date a standing is as of.
+UNCOUNTED_STATUSES = ("cancelled",)
+
+
+def horizon_months(windows: Sequence[tuple[int, int]]) -> int:
+    """The widest window a standing looks back: the pack's point windows (art. 39, I) and
+    the reincidence window, in months."""
+    return max([REINCIDENCE_MONTHS, *(months for months, _ in windows)])
+
+
+def window_floor(end: dt.date, months: int) -> dt.date:
+    """A day on or before the first day a window of ``months`` ending on ``end`` can hold
+    (``within_window``, art. 66 §3): a few days of margin for the months' different
+    lengths; :func:`compute_standing` draws the exact boundary."""
+    return add_months(end, -months) - dt.timedelta(days=4)
+
+
+def standing_end(history: Sequence[Mapping[str, Any]]) -> dt.date | None:
+    """The date a standing of ``history`` is as of: its latest counted row's."""
+    dates = [str(h["date"])[:10] for h in history if h.get("status") not in UNCOUNTED_STATUSES]
+    return dt.date.fromisoformat(max(dates)) if dates else None
+
+
+def rows_in_horizon(history: Sequence[Mapping[str, Any]], months: int
+                    ) -> tuple[dt.date | None, list[Mapping[str, Any]]]:
+    """Pure form of what :func:`_window_histories` reads for one holder: the standing's end
+    and the rows dated from :func:`window_floor` on."""
+    end = standing_end(history)
+    if end is None:
+        return None, []
+    floor = window_floor(end, months).isoformat()
+    return end, [h for h in history if str(h["date"])[:10] >= floor]
+
+
+def _window_histories(conn: Connection, horizons: Mapping[str, int]
+                      ) -> dict[str, tuple[dt.date | None, list[dict[str, Any]]]]:
+    """Per holder (key → widest window in months): the date its standing is as of and the
+    history rows inside that window, from ``history_facts``. Two statements per 200 holders:
+    the latest counted date of each (one index probe each, newest first), then each one's
+    rows from its window's floor (an index range each)."""
+    found: dict[str, tuple[dt.date | None, list[dict[str, Any]]]] = {
+        key: (None, []) for key in horizons}
+    keys = sorted(horizons)
+    f = history_facts.c
+    for start in range(0, len(keys), 200):
+        chunk = keys[start:start + 200]
+        probes = [select(literal(key, String()).label("k"),
+                         select(f.date).where(f.holder_key == key,
+                                              f.status.is_(None)
+                                              | f.status.not_in(UNCOUNTED_STATUSES))
+                         .order_by(f.date.desc()).limit(1).scalar_subquery().label("d"))
+                  for key in chunk]
+        ends = {str(k): dt.date.fromisoformat(str(d)) for k, d in
+                conn.execute(union_all(*probes) if len(probes) > 1 else probes[0])
+                if d is not None}
+        if not ends:
+            continue
+        ranges = [and_(f.holder_key == key,
+                       f.date >= window_floor(end, horizons[key]).isoformat())
+                  for key, end in ends.items()]
+        rows: dict[str, list[dict[str, Any]]] = {key: [] for key in ends}
+        for key, text in conn.execute(select(f.holder_key, f.row).where(or_(*ranges))
+                                      .order_by(f.holder_key, f.date, f.key)):
+            rows[key].append(json.loads(text))
+        for key, end in ends.items():
+            found[key] = (end, rows[key])
     return found
 
 

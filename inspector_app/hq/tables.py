@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 # One naming convention so Alembic migrations name constraints the same on both databases.
@@ -93,11 +94,14 @@ records = Table(
     Column("signature", Text, nullable=False),
     Column("verification_code", String(32), nullable=False, unique=True),
     Column("refers_to", String(36), index=True),
-    Column("plate_key", String(16), index=True),
+    Column("plate_key", String(16)),
     Column("occurred_on", String(10)),
     UniqueConstraint("series", "number", name="uq_records_series_number"),
     # The termos de retenção still open (the Painel's vehicles held); Alembic 0006_i15c.
     Index("ix_records_kind_created_at", "kind", "created_at"),
+    # The duplicate check reads one (plate, day): an index range, however many autos the
+    # plate has had on other days (Alembic 0006_i19; it replaced the plate-only index).
+    Index("ix_records_plate_key_occurred_on", "plate_key", "occurred_on"),
 )
 
 # The rules of each auto de infração, once each: the Painel's count by rule (its órgão,
@@ -156,8 +160,41 @@ changes = Table(
     Column("key", String(200), nullable=False),
     Column("op", String(10), nullable=False),
     Column("row", Text, nullable=False),
-    Column("device_id", String(36), ForeignKey("devices.id"), index=True),
+    Column("device_id", String(36), ForeignKey("devices.id")),
     Column("at", String(40), nullable=False),
+    # Only the few device-only changes are indexed by device (Alembic 0006_i19): every
+    # published change used to add an entry to this index for nothing.
+    Index("ix_changes_device_id", "device_id", postgresql_where=text("device_id IS NOT NULL"),
+          sqlite_where=text("device_id IS NOT NULL")),
+)
+
+# The pull log's compaction points (``inspector-hq compact``, hq/compaction.py): changes up
+# to ``floor_seq`` were compacted (superseded upserts and tombstones removed), so a device
+# whose cursor is behind the latest floor gets a snapshot before the log.
+pull_compactions = Table(
+    "pull_compactions",
+    metadata,
+    Column("id", SeqInteger, primary_key=True, autoincrement=True),
+    Column("floor_seq", BigInteger, nullable=False),
+    Column("at", String(40), nullable=False),
+    Column("removed", BigInteger, nullable=False),
+    Column("expired", BigInteger, nullable=False),
+)
+
+# HQ's own copy of every ``history`` row, narrow and indexed by holder and date, for the
+# standing (hq/standing.py): a standing reads only the rows inside the widest window of
+# the law, found by an index range, however long the holder's history. A row expired from
+# the devices' copies (a tombstone in the pull log, hq/compaction.py) stays here: it is
+# still a fact of the holder's history at HQ. ``row`` is the published row's JSON.
+history_facts = Table(
+    "history_facts",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("holder_key", String(200), nullable=False),
+    Column("date", String(10), nullable=False),
+    Column("status", String(40)),
+    Column("row", Text, nullable=False),
+    Index("ix_history_facts_holder_key_date", "holder_key", "date"),
 )
 
 # The same plate with the same rule on the same day in autos from two different devices:

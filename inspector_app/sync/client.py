@@ -645,35 +645,65 @@ def apply_page(store: Store, page: PullPage, summary: SyncSummary | None = None)
     SQLite cannot hold, a row without its key, a value of the wrong type) is rolled back
     alone and kept in ``sync_pull_quarantine`` with the reason, and the cursor moves past
     it, so a poisoned change never stops the pull (issue 14, finding 2)."""
+    _apply_pages(store, [page], summary)
+
+
+def _apply_pages(store: Store, pages: Sequence[PullPage], summary: SyncSummary | None,
+                 *, snapshot: bool = False) -> None:
+    """Apply ``pages`` and move the cursor, in one transaction; with ``snapshot`` (the
+    pages are the whole log from 0), then delete every reference row they did not name."""
     columns: dict[str, list[str]] = {}
+    changes = [c for page in pages for c in page.changes]
     try:
         with store.atomic():
             # A page may hold a vehicle before the holder it names: check at COMMIT.
             store.conn.execute("PRAGMA defer_foreign_keys = ON")
-            for change in page.changes:
-                store.conn.execute("SAVEPOINT pull_change")
-                try:
-                    _apply_change(store, change, columns)
-                except (*dbapi.Error, OverflowError, KeyError, ValueError, TypeError,
-                        StoreError) as exc:
-                    store.conn.execute("ROLLBACK TO pull_change")
-                    _quarantine_change(store, change, exc, summary)
-                store.conn.execute("RELEASE pull_change")
-            _quarantine_orphans(store, page, summary)
-            store.set_meta(META_PULL_CURSOR, str(page.next_cursor))
-            if page.changes:
-                last = page.changes[-1]
+            for page in pages:
+                for change in page.changes:
+                    store.conn.execute("SAVEPOINT pull_change")
+                    try:
+                        _apply_change(store, change, columns)
+                    except (*dbapi.Error, OverflowError, KeyError, ValueError, TypeError,
+                            StoreError) as exc:
+                        store.conn.execute("ROLLBACK TO pull_change")
+                        _quarantine_change(store, change, exc, summary)
+                    store.conn.execute("RELEASE pull_change")
+                _quarantine_orphans(store, page, summary)
+            if snapshot:
+                _drop_absent(store, changes)
+            if pages:
+                store.set_meta(META_PULL_CURSOR, str(pages[-1].next_cursor))
+            if changes:
+                last = changes[-1]
                 store.set_meta(META_PULL_TAG, change_tag(last.seq, last.table, last.key,
                                                          last.op, last.row))
                 store.set_meta("registry_source", "hq")
                 store.set_meta("registry_updated_at", utc_now())
     except (*dbapi.Error, KeyError, ValueError, TypeError) as exc:
-        first = page.changes[0].seq if page.changes else page.next_cursor
+        first = changes[0].seq if changes else (pages[0].next_cursor if pages else 0)
         raise SyncError(
             f"pull page from seq {first} could not be applied: {exc}",
             "Os dados de referência recebidos da sede não puderam ser aplicados; nada foi "
             f"alterado (a partir da alteração {first}). Avise a sede.",
         ) from exc
+
+
+def _drop_absent(store: Store, snapshot: Sequence[Change]) -> None:
+    """After a snapshot: delete each reference row the snapshot does not hold (HQ deleted it
+    while this device was behind the compaction point, and its tombstone is gone)."""
+    kept: dict[str, set[tuple[Any, ...]]] = {}
+    for change in snapshot:
+        if change.op == "upsert" and change.table in REFERENCE_KEYS:
+            pk = REFERENCE_KEYS[change.table]
+            kept.setdefault(change.table, set()).add(tuple(change.row.get(c) for c in pk))
+    for table, pk in REFERENCE_KEYS.items():
+        if table == "number_ranges" or not _columns(store, f"ref_{table}"):
+            continue  # a range is never taken back; a table this version does not have
+        names = ", ".join(pk)
+        held = [tuple(r) for r in store.conn.execute(f"SELECT {names} FROM ref_{table}")]
+        gone = [key for key in held if key not in kept.get(table, set())]
+        where = " AND ".join(f"{c} = ?" for c in pk)
+        store.conn.executemany(f"DELETE FROM ref_{table} WHERE {where}", gone)
 
 
 def _quarantine_orphans(store: Store, page: PullPage, summary: SyncSummary | None) -> None:
@@ -742,25 +772,56 @@ def pull_quarantine(store: Store) -> list[QuarantinedChange]:
                                "FROM sync_pull_quarantine ORDER BY seq")]
 
 
+def _pull_snapshot(store: Store, client: httpx.Client, summary: SyncSummary,
+                   limit: int) -> None:
+    """HQ compacted its pull log past this device's cursor: pull the whole log from 0 (a
+    snapshot: the latest row of everything live) and apply it at once, deleting the rows
+    it does not hold, in one transaction; the registry stays as it was until then."""
+    pages: list[PullPage] = []
+    cursor = 0
+    while True:
+        page = _get_page(store, client, cursor, limit)
+        if page.resync or page.snapshot:
+            raise SyncError("HQ asked for a snapshot from cursor 0",
+                            "A sede pediu uma cópia completa duas vezes seguidas; avise a "
+                            "sede.")
+        pages.append(page)
+        summary.pages += 1
+        summary.pulled += len(page.changes)
+        cursor = page.next_cursor
+        if not page.more:
+            break
+    _apply_pages(store, pages, summary, snapshot=True)
+    summary.problems.append("dados de referência recarregados por inteiro da sede (cópia "
+                            "completa: a sede compactou o registro de alterações)")
+
+
+def _get_page(store: Store, client: httpx.Client, cursor: int, limit: int) -> PullPage:
+    # ``pending``: what is left to send after the push, for HQ's Painel; ``snapshot``: the
+    # device takes one when it is behind the log's compaction point (an older HQ ignores
+    # both parameters).
+    params: dict[str, Any] = {"cursor": cursor, "limit": limit, "acked": acked_count(store),
+                              "pending": pending_count(store), "snapshot": "true"}
+    tag = store.meta(META_PULL_TAG)
+    if cursor > 0 and tag:
+        params["tag"] = tag
+    response = client.get(f"{API_PREFIX}/pull", params=params)
+    _check(response)
+    if response.status_code != 200:
+        raise _Offline(f"pull HTTP {response.status_code}: {_detail(response)}")
+    try:
+        return PullPage.model_validate(response.json())
+    except (ValueError, ValidationError) as exc:
+        raise _Offline(f"unreadable pull answer: {exc}") from exc
+
+
 def _pull_all(store: Store, client: httpx.Client, summary: SyncSummary, limit: int) -> None:
     cursor = int(store.meta(META_PULL_CURSOR) or 0)
     while True:
-        # ``pending``: what is left to send after the push, for HQ's Painel (an older HQ
-        # ignores the parameter).
-        params: dict[str, Any] = {"cursor": cursor, "limit": limit,
-                                  "acked": acked_count(store),
-                                  "pending": pending_count(store)}
-        tag = store.meta(META_PULL_TAG)
-        if cursor > 0 and tag:
-            params["tag"] = tag
-        response = client.get(f"{API_PREFIX}/pull", params=params)
-        _check(response)
-        if response.status_code != 200:
-            raise _Offline(f"pull HTTP {response.status_code}: {_detail(response)}")
-        try:
-            page = PullPage.model_validate(response.json())
-        except (ValueError, ValidationError) as exc:
-            raise _Offline(f"unreadable pull answer: {exc}") from exc
+        page = _get_page(store, client, cursor, limit)
+        if page.snapshot:
+            _pull_snapshot(store, client, summary, limit)
+            return
         if page.resync:
             raise _Resync()
         if page.next_cursor < cursor:

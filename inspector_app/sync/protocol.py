@@ -231,6 +231,11 @@ class PullPage(_Model):
     next_cursor: int = Field(ge=0)
     more: bool
     resync: bool = False
+    # The device's cursor is behind the pull log's compaction point (issue 19): it pulls
+    # from 0, a snapshot, and deletes the rows the snapshot does not hold. Sent only to a
+    # device that asked for snapshots (``snapshot=true``) and only when true, so an older
+    # app, which forbids unknown fields, never sees it (it gets ``resync`` instead).
+    snapshot: bool = False
 
 
 def change_tag(seq: int, table: str, key: str, op: str, row: Mapping[str, Any]) -> str:

@@ -19,6 +19,8 @@ log = logging.getLogger("inspector_app.hq.pull")
 @router.get(
     "/pull",
     response_model=PullPage,
+    # ``snapshot`` only when true (set below): an older app forbids unknown fields.
+    response_model_exclude_unset=True,
     responses={
         401: {"model": ErrorBody, "description": "missing or unknown device token"},
         403: {"model": ErrorBody, "description": "device revoked"},
@@ -34,15 +36,21 @@ def get_pull(
     # Records the device still has to send after its push (optional: older devices omit
     # it); shown in the console's Painel beside the last contact.
     pending: Annotated[int | None, Query(ge=0, le=MAX_PENDING_REPORTED)] = None,
+    snapshot: Annotated[bool, Query(description="the device takes a snapshot when its "
+                                    "cursor is behind the log's compaction point")] = False,
 ) -> PullPage:
     if device.last_seen_at is None:
         mark_seen(state.engine, device.id)
     note_contact(state.engine, device.id, pending=pending)
     with state.engine.connect() as conn:
         page = pull_page(conn, device_id=device.id, cursor=cursor, limit=limit, tag=tag,
-                         acked=acked)
-    if page.resync:
+                         acked=acked, snapshots=snapshot)
+    if page.snapshot:
+        log.info("device %s is behind the pull log's compaction point (cursor %d): "
+                 "answered snapshot", device.id, cursor)
+    elif page.resync:
         # After a restore from a backup: the device offers every record again.
         log.warning("device %s is ahead of HQ (cursor %d, %s records acknowledged): "
                     "answered resync", device.id, cursor, acked)
-    return page
+    return PullPage(changes=page.changes, next_cursor=page.next_cursor, more=page.more,
+                    resync=page.resync, **({"snapshot": True} if page.snapshot else {}))
