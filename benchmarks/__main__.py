@@ -2,7 +2,7 @@
 
 ``python -m benchmarks [name ...]`` runs only the named suites (see SUITES:
 rules, store_seal, store_lookup, store_history, media, documents, pades, sync, faults,
-crash).
+crash, scale — the GUI on stores of 10k/100k records, BENCH_SCALE_SIZES).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 SUITES = (
     "rules", "store_seal", "store_lookup", "store_history", "media", "documents", "pades", "sync",
-    "faults", "crash",
+    "faults", "crash", "scale",
 )
 
 
