@@ -10,7 +10,10 @@ longest gap between two ticks and how many gaps were over 100 ms (the aim: none)
 record: the database file (after a checkpoint) divided by the records, and the mean stored
 payload.
 
-Sizes: ``BENCH_SCALE_SIZES=10000,100000,1000000`` (default ``10000,100000``).
+Sizes: ``BENCH_SCALE_SIZES=10000,100000,1000000`` (default ``10000,100000``), after a
+baseline store of ``BENCH_SCALE_BASELINE`` records (default 20; 0: none) measured in the
+same run. "GUI CPU ms" is the GUI thread's own CPU time in its longest busy gap: a long gap
+with little CPU is waiting (a loaded machine, the GIL held by a worker), not GUI work.
 
     BENCH_SCALE_SIZES=10000,100000 .venv/bin/python -m benchmarks scale
 """
@@ -30,6 +33,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from benchmarks import scale_store  # noqa: E402
 
+# A small store first: the fixed cost of each screen on this machine, in the same run.
+BASELINE = int(os.environ.get("BENCH_SCALE_BASELINE", "20"))
 SIZES = tuple(int(s) for s in os.environ.get("BENCH_SCALE_SIZES", "10000,100000").split(",")
               if s.strip())
 AIM_MS = 100.0
@@ -46,23 +51,28 @@ class GapMeter:
         self.timer = QTimer()
         self.timer.setInterval(10)
         self.timer.timeout.connect(self._tick)
-        self.last = 0.0
-        self.gaps: list[float] = []
+        self.last = self.last_cpu = 0.0
+        self.gaps: list[tuple[float, float]] = []
 
     def _tick(self) -> None:
-        now = time.perf_counter()
-        self.gaps.append((now - self.last) * 1000)
-        self.last = now
+        # Wall time between ticks, and the GUI thread's own CPU time in it: a long gap with
+        # little CPU is the thread waiting (the GIL held by a worker, a loaded machine),
+        # a long gap full of CPU is work done on the GUI thread.
+        now, cpu = time.perf_counter(), time.thread_time()
+        self.gaps.append(((now - self.last) * 1000, (cpu - self.last_cpu) * 1000))
+        self.last, self.last_cpu = now, cpu
 
     def start(self) -> None:
         self.gaps = []
-        self.last = time.perf_counter()
+        self.last, self.last_cpu = time.perf_counter(), time.thread_time()
         self.timer.start()
 
-    def stop(self) -> tuple[float, int]:
+    def stop(self) -> tuple[float, float, int]:
+        """(longest gap ms, longest GUI-thread CPU in one gap ms, gaps over 100 ms)."""
         self._tick()  # the time since the last tick counts too
         self.timer.stop()
-        return max(self.gaps), sum(1 for g in self.gaps if g > AIM_MS)
+        return (max(g for g, _c in self.gaps), max(c for _g, c in self.gaps),
+                sum(1 for g, _c in self.gaps if g > AIM_MS))
 
 
 def _wait(condition: Callable[[], bool], timeout: float = 900.0) -> None:
@@ -107,12 +117,16 @@ def _choose(combo: Any, data: str) -> None:
     combo.setCurrentIndex(combo.findData(data))
 
 
-def drive(built: scale_store.Built) -> list[tuple[str, float, float, int]]:
-    """(screen, seconds, longest gap ms, gaps over 100 ms) for each screen, in order."""
+Screen = tuple[str, float, float, float, int]
+
+
+def drive(built: scale_store.Built) -> list[Screen]:
+    """(screen, seconds, longest gap ms, longest GUI CPU ms, gaps over 100 ms) for each
+    screen, in order."""
     from inspector_app.ui.shell import ShellWindow
 
     meter = GapMeter()
-    out: list[tuple[str, float, float, int]] = []
+    out: list[Screen] = []
 
     def measure(name: str, act: Callable[[], None], done: Callable[[], bool]) -> None:
         meter.start()
@@ -121,8 +135,8 @@ def drive(built: scale_store.Built) -> list[tuple[str, float, float, int]]:
         _wait(done)
         _settle(shell)
         seconds = time.perf_counter() - began
-        longest, over = meter.stop()
-        out.append((name, seconds, longest, over))
+        longest, cpu, over = meter.stop()
+        out.append((name, seconds, longest, cpu, over))
 
     shell: Any = None
 
@@ -211,7 +225,7 @@ def verify(data_dir: Path) -> tuple[float, float, str]:
     began = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-m", "inspector_app.cli", "--data-dir", str(data_dir), "store",
-         "verify"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+         "verify", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     stdout = child.stdout.read() if child.stdout else ""
     _pid, _status, usage = os.wait4(child.pid, 0)
     child.returncode = 0
@@ -243,7 +257,7 @@ def run() -> list[dict[str, object]]:
     root = Path(os.environ.get("BENCH_SCALE_DIR", tempfile.gettempdir())) / "inspector-scale"
     rows: list[dict[str, object]] = []
     table: list[str] = []
-    for size in SIZES:
+    for size in ((BASELINE,) if BASELINE else ()) + SIZES:
         began = time.perf_counter()
         built = scale_store.cached(root, size, progress=lambda n: print(
             f"  … {n} records built", file=sys.stderr) if n % 50_000 < 5000 else None)
@@ -257,9 +271,10 @@ def run() -> list[dict[str, object]]:
             per_record, payload = sizes_of(work.data_dir, work.records)
         table.append(f"## {built.records:,} sealed records (store built in "
                      f"{built.seconds:.0f} s{'' if fresh else ', cached'})")
-        table.append(f"{'screen':<34} {'wall s':>8} {'longest gap ms':>15} {'gaps >100 ms':>13}")
-        for name, wall, longest, over in screens:
-            table.append(f"{name:<34} {wall:>8.2f} {longest:>15.1f} {over:>13d}")
+        table.append(f"{'screen':<34} {'wall s':>8} {'longest gap ms':>15} "
+                     f"{'GUI CPU ms':>11} {'gaps >100 ms':>13}")
+        for name, wall, longest, cpu, over in screens:
+            table.append(f"{name:<34} {wall:>8.2f} {longest:>15.1f} {cpu:>11.1f} {over:>13d}")
             rows.append({"name": f"scale {size} {name}: longest gap", "median_ms": longest,
                          "p95_ms": longest, "vs": f"{over} gap(s) > 100 ms, wall {wall:.2f} s"})
         table.append(f"store verify: {seconds:.1f} s, peak RSS {rss:.0f} MiB ({line})")
