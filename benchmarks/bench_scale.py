@@ -221,17 +221,29 @@ def drive(built: scale_store.Built) -> list[Screen]:
 
 
 def verify(data_dir: Path) -> tuple[float, float, str]:
-    """(seconds, peak RSS MiB, last line) of ``inspector store verify`` in a child process."""
+    """(seconds, peak RSS MiB, last line) of ``inspector store verify`` in a child process.
+
+    The peak is the child's own ``VmHWM`` (read while it runs): ``wait4``'s ``ru_maxrss``
+    would also count the bench's RSS, which a forked child carries until it execs."""
     began = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "inspector_app.cli", "--data-dir", str(data_dir), "store",
-         "verify", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    stdout = child.stdout.read() if child.stdout else ""
-    _pid, _status, usage = os.wait4(child.pid, 0)
-    child.returncode = 0
-    seconds = time.perf_counter() - began
-    lines = [line for line in stdout.splitlines() if line.strip()]
-    return seconds, usage.ru_maxrss / 1024, (lines[0] if lines else "")[:90]
+    with tempfile.TemporaryFile(mode="w+") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "inspector_app.cli", "--data-dir", str(data_dir), "store",
+             "verify", "--quiet"], stdout=out, stderr=subprocess.DEVNULL, text=True)
+        peak = 0
+        status = Path(f"/proc/{child.pid}/status")
+        while child.poll() is None:
+            try:
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
+        seconds = time.perf_counter() - began
+        out.seek(0)
+        lines = [line for line in out.read().splitlines() if line.strip()]
+    return seconds, peak / 1024, (lines[0] if lines else "")[:90]
 
 
 def sizes_of(data_dir: Path, records: int) -> tuple[float, float]:

@@ -75,10 +75,11 @@ def records_of_today(store: Any) -> list[RecordSummary]:
 
 
 def find_records(store: Any, *, plate: str | None = None, holder: str | None = None,
-                 day: dt.date | None = None) -> list[RecordSummary]:
+                 day: dt.date | None = None, limit: int = 200) -> list[RecordSummary]:
     """Records by plate, permit holder (id, name, CPF/CNPJ) and/or day of the fact, all
     given criteria at once; newest first. Raises ServiceError without any criterion."""
-    found = services.find_records(store=store, plate=plate, holder=holder, day=day)
+    found = services.find_records(store=store, plate=plate, holder=holder, day=day,
+                                  limit=limit)
     cancelled = _cancelled_ids(store, found)
     return [_summary(r, cancelled) for r in found]
 

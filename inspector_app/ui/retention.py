@@ -287,10 +287,10 @@ class RetentionDesk(QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.release_dialog: ReleaseDialog | None = None
-        # Paged (issue 17): a post may hold thousands; rows arrive 50 at a time as the
-        # list scrolls, loaded on the store worker.
+        # Paged (issue 17): a post may hold thousands; rows arrive 20 at a time as the
+        # list scrolls, loaded on the store worker (rows wrap: each page is measured).
         self.model = PagedTableModel(ctx.tasks, COLUMNS, load_held, _held_cells,
-                                     lambda h: (h.retained_at, h.record_id), self)
+                                     lambda h: (h.retained_at, h.record_id), self, page=20)
         self.model.page_did_load.connect(self._page_loaded)
         self.model.load_did_fail.connect(self._failed)
         self.table = list_view(self.model, 3, wrap=True)
