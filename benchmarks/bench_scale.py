@@ -31,7 +31,7 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from benchmarks import scale_store  # noqa: E402
+from benchmarks import scale_store
 
 # A small store first: the fixed cost of each screen on this machine, in the same run.
 BASELINE = int(os.environ.get("BENCH_SCALE_BASELINE", "20"))

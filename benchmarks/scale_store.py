@@ -54,6 +54,13 @@ class Built:
     driver_cpf: str
 
 
+def _id(result: services.SealResult, kind: str) -> str:
+    record = result.of_kind(kind)
+    if record is None:
+        raise RuntimeError(f"the template seal made no {kind}")
+    return record.id
+
+
 def _templates(store: Store) -> tuple[list[list[Any]], str, str]:
     """Real groups of sealed records, made through the services."""
     from inspector_app.store import reference
@@ -69,7 +76,8 @@ def _templates(store: Store) -> tuple[list[list[Any]], str, str]:
             if len(fine) == 5:
                 break
     clean = fine[0]
-    holder = reference.find_vehicle(store, clean).holder if clean else None
+    view = reference.find_vehicle(store, clean)
+    holder = view.holder if view is not None else None
     row = store.conn.execute(
         "SELECT cpf FROM ref_drivers WHERE holder_id = ? AND registered = 1 ORDER BY id",
         [holder.id if holder else ""]).fetchone() or store.conn.execute(
@@ -96,7 +104,7 @@ def _templates(store: Store) -> tuple[list[list[Any]], str, str]:
     desk = services.login(store=store, matricula="1003", password="demo1003")
     signature = {"status": "signed", "strokes": STROKES, "size": (600, 200)}
     liberation = services.release_vehicle(
-        store=store, session=desk, retention_id=released.of_kind("termo_retencao").id,
+        store=store, session=desk, retention_id=_id(released, "termo_retencao"),
         fault_fixed=True, rechecked_items=["DF-SEG-02"],
         receiver={"name": "Sebastião Ferreira Lima", "cpf": "16944060167",
                   "document": "CNH 01234567890"},
@@ -104,7 +112,7 @@ def _templates(store: Store) -> tuple[list[list[Any]], str, str]:
     cancelled = auto(others[3 % len(others)], False)
     boss = services.login(store=store, matricula="1004", password="demo1004")
     cancel = services.cancel_auto(store=store, session=boss,
-                                  record_id=cancelled.of_kind("auto_infracao").id,
+                                  record_id=_id(cancelled, "auto_infracao"),
                                   reason="Auto lavrado em duplicidade.", password="demo1004")
     groups = [list(held.records), list(alone.records),
               [*released.records, *liberation.records], [*cancelled.records, *cancel.records]]

@@ -916,7 +916,7 @@ def vehicles_held(*, store: Store, after: tuple[str, str] | None = None,
     Paged (issue 17): ``limit`` rows after the key ``after`` = (created_at, id) of the last
     row of the previous page. The query walks the termos by ``idx_records_kind`` and probes
     ``idx_records_refers`` per termo; only the rows of the page are decoded."""
-    where, params = _HELD_WHERE, []
+    where, params = _HELD_WHERE, list[Any]()
     if after is not None:
         where += " AND (r.created_at, r.id) > (?, ?)"
         params.extend(after)

@@ -196,12 +196,10 @@ def _check_numbers(store: Store, report: Report, progress: Progress) -> None:
     expected = {r.id: r.first for r in all_ranges}
     missing: dict[str, list[int]] = {r.id: [] for r in all_ranges}
     missing_count = dict.fromkeys(expected, 0)
-    done = 0
-    for series, number, status, rid, r_id, r_kind in store.conn.execute(
+    for done, (series, number, status, rid, r_id, r_kind) in enumerate(store.conn.execute(
             "SELECT u.series, u.number, u.status, u.record_id, r.id, r.kind "
             "FROM number_usage u LEFT JOIN records r ON r.series = u.series "
-            "AND r.number = u.number ORDER BY u.series, u.number"):
-        done += 1
+            "AND r.number = u.number ORDER BY u.series, u.number"), start=1):
         if done % _EVERY == 0:
             progress("numbers", done, 0)
         label = f"number {series}-{number}"
@@ -324,7 +322,7 @@ def _check_prints(store: Store, report: Report) -> None:
         group: tuple[str, str] | None = None
         numbers: list[int] = []
 
-        def close(key: tuple[str, str] | None, found: list[int]) -> None:
+        def close(key: tuple[str, str] | None, found: list[int], table: str = table) -> None:
             if key is not None and sorted(found) != list(range(len(found))):
                 missing = sorted(set(range(max(found) + 1)) - set(found))
                 report.add(f"{table} of record {key[0]}, copy {key[1]}: reprint numbers "
