@@ -336,8 +336,10 @@ class RetentionDesk(QWidget):
 
     def _page_loaded(self) -> None:
         held = self.model.rows
-        # The place and the number wrap: the grounds keep room to be read at 1024 px.
-        cap_columns(self.table, {0: 150, 2: 170})
+        if len(held) <= self.model.page:
+            # The place and the number wrap: the grounds keep room to be read at 1024 px
+            # (sized from the first page; later pages keep the widths).
+            cap_columns(self.table, {0: 150, 2: 170})
         self.empty.setVisible(not held)
         self.table.setVisible(bool(held))
         if held and not self.table.selectionModel().selectedRows():

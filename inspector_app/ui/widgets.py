@@ -124,6 +124,12 @@ def list_view(model: Any, *stretch: int, wrap: bool = False) -> QTableView:
     table = QTableView()
     table.setModel(model)
     _list_look(table, stretch, wrap)
+    if wrap:
+        # Rows measured once, when they arrive: ResizeToContents would measure every row
+        # loaded so far at each layout pass (thousands of data() calls per page).
+        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        model.rowsInserted.connect(lambda _parent, first, last: [
+            table.resizeRowToContents(row) for row in range(first, last + 1)])
     return table
 
 
