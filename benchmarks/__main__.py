@@ -2,7 +2,9 @@
 
 ``python -m benchmarks [name ...]`` runs only the named suites (see SUITES:
 rules, store_seal, store_lookup, store_history, media, documents, pades, sync, faults,
-crash, console, hq_growth: HQ as autos accumulate, ``BENCH_HQ_GROWTH`` for the checkpoints).
+crash, console — HQ's autos table, ``BENCH_CONSOLE_AUTOS`` —, hq_growth — HQ as autos
+accumulate, ``BENCH_HQ_GROWTH`` for the checkpoints —, scale — the GUI on stores of
+10k/100k records, ``BENCH_SCALE_SIZES``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 
 SUITES = (
     "rules", "store_seal", "store_lookup", "store_history", "media", "documents", "pades", "sync",
-    "faults", "crash", "console", "hq_growth",
+    "faults", "crash", "console", "hq_growth", "scale",
 )
 
 

@@ -137,17 +137,52 @@ def _open(args: argparse.Namespace) -> Store:
     return open_store(Path(args.data_dir) if args.data_dir else None)
 
 
+VERIFY_CHECKPOINT = "verify_last_clean"
+
+
 def _cmd_store_verify(args: argparse.Namespace) -> int:
-    from inspector_app.store.verify import verify_store
+    import time
+
+    from inspector_app.store.verify import Checkpoint, verify_store
 
     store = _open(args)
+    began = time.monotonic()
+    shown = [began]  # the first line after 2 s: a small store says nothing
+
+    def progress(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if args.quiet or now - shown[0] < 2.0:
+            return
+        shown[0] = now
+        of = f"/{total}" if total else ""
+        rate = ""
+        if stage == "records" and total and done:
+            left = (now - began) / done * (total - done)
+            rate = f", about {left:.0f} s left for the records"
+        print(f"verify: {stage} {done}{of}{rate}", file=sys.stderr, flush=True)
+
     try:
-        report = verify_store(store)
+        since = None
+        last = store.meta(VERIFY_CHECKPOINT)
+        previous = json.loads(last) if last else None
+        if args.since_last_clean and previous:
+            since = Checkpoint(int(previous["seq"]), str(previous["entry_hash"]))
+        report = verify_store(store, progress=progress, since=since)
+        seconds = time.monotonic() - began
+        if report.ok and not store.readonly:
+            full = seconds if since is None else (previous or {}).get("full_seconds")
+            store.set_meta(VERIFY_CHECKPOINT, json.dumps({
+                "seq": report.last_seq, "entry_hash": report.last_entry_hash,
+                "full_seconds": full, "records": report.records if since is None else None}))
     finally:
         store.close()
+    scope = (f"records sealed after journal entry {since.seq}" if since else "full run")
+    took = f"{scope} in {seconds:.1f} s"
+    if since and previous and previous.get("full_seconds"):
+        took += f"; the last full run took {float(previous['full_seconds']):.1f} s"
     summary = (
         f"{report.records} records, {report.journal_entries} journal entries, "
-        f"{report.numbers_issued} numbers issued, {report.numbers_voided} voided"
+        f"{report.numbers_issued} numbers issued, {report.numbers_voided} voided; {took}"
     )
     if report.ok:
         print(f"store ok: {summary}")
@@ -391,6 +426,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv = store_sub.add_parser(
         "verify", help="integrity, journal chain, signatures, numbering; exit 1 on problems"
     )
+    sv.add_argument("--since-last-clean", action="store_true",
+                    help="check only the records sealed after the last clean run (numbering, "
+                         "outbox, files and row seals are still checked whole)")
+    sv.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     sv.set_defaults(func=_cmd_store_verify)
     ss = store_sub.add_parser("status", help="counts, number ranges, outbox (JSON)")
     ss.set_defaults(func=_cmd_store_status)

@@ -896,21 +896,49 @@ def abandon_inspection(*, store: Store, inspection_id: str, reason: str) -> None
 # --- retention desk, cancellation, reprint ------------------------------------------------------
 
 
-def vehicles_held(*, store: Store) -> list[dict[str, Any]]:
-    """Termos de retenção without a termo de liberação (vehicles still held)."""
-    rows = store.conn.execute(
-        "SELECT id FROM records r WHERE kind = 'termo_retencao' AND NOT EXISTS ("
-        "SELECT 1 FROM records x WHERE x.refers_to = r.id AND x.kind IN "
-        "('termo_liberacao', 'cancelamento')) ORDER BY created_at"
-    ).fetchall()
-    out = []
-    for (rid,) in rows:
-        rec = load_record(store, rid)
-        body = rec.envelope["body"]
-        out.append({"record_id": rid, "number": rec.display_number,
-                    "plate": body["vehicle"].get("plate"), "place": body.get("place"),
-                    "grounds": body.get("grounds", []), "retained_at": rec.created_at})
-    return out
+_HELD_WHERE = (
+    "r.kind = 'termo_retencao' AND NOT EXISTS (SELECT 1 FROM records x WHERE "
+    "x.refers_to = r.id AND x.kind IN ('termo_liberacao', 'cancelamento'))"
+)
+
+
+def _held_row(rec: SealedRecord) -> dict[str, Any]:
+    body = rec.envelope["body"]
+    return {"record_id": rec.id, "number": rec.display_number,
+            "plate": body["vehicle"].get("plate"), "place": body.get("place"),
+            "grounds": body.get("grounds", []), "retained_at": rec.created_at}
+
+
+def vehicles_held(*, store: Store, after: tuple[str, str] | None = None,
+                  limit: int | None = None) -> list[dict[str, Any]]:
+    """Termos de retenção without a termo de liberação (vehicles still held), oldest first.
+
+    Paged (issue 17): ``limit`` rows after the key ``after`` = (created_at, id) of the last
+    row of the previous page. The query walks the termos by ``idx_records_kind`` and probes
+    ``idx_records_refers`` per termo; only the rows of the page are decoded."""
+    where, params = _HELD_WHERE, list[Any]()
+    if after is not None:
+        where += " AND (r.created_at, r.id) > (?, ?)"
+        params.extend(after)
+    sql = f"SELECT r.id FROM records r WHERE {where} ORDER BY r.created_at, r.id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(int(limit))
+    rows = store.conn.execute(sql, params).fetchall()
+    return [_held_row(load_record(store, rid)) for (rid,) in rows]
+
+
+def held_count(*, store: Store) -> int:
+    """How many vehicles are held (one indexed query; nothing decoded)."""
+    row = store.conn.execute(f"SELECT COUNT(*) FROM records r WHERE {_HELD_WHERE}").fetchone()
+    return int(row[0])
+
+
+def held_record(*, store: Store, retention_id: str) -> dict[str, Any] | None:
+    """The held-vehicle row of one termo de retenção, or None once released or cancelled."""
+    row = store.conn.execute(f"SELECT r.id FROM records r WHERE r.id = ? AND {_HELD_WHERE}",
+                             [retention_id]).fetchone()
+    return None if row is None else _held_row(load_record(store, str(row[0])))
 
 
 def _retention_sources(store: Store, retention: SealedRecord) -> tuple[dict[str, Any],
@@ -1021,11 +1049,11 @@ def release_vehicle(
     from inspector_app.domain.desk import normalized_person, person_problems, release_problems
 
     _require(session, "release_vehicle")
-    held = {h["record_id"]: h for h in vehicles_held(store=store)}
-    if retention_id not in held:
+    held = held_record(store=store, retention_id=retention_id)
+    if held is None:
         raise ServiceError("retention_id", "Este veículo não está retido (ou já foi liberado).")
     retention = load_record(store, retention_id)
-    grounds = held[retention_id]["grounds"]
+    grounds = held["grounds"]
     over_age = any(g.endswith(".37.III") for g in grounds)
     if not (fault_fixed or workshop.strip() or over_age):
         raise ServiceError(
@@ -1204,11 +1232,22 @@ def cancellation_of(*, store: Store, record_id: str) -> Cancellation | None:
                         str(cancel.envelope.get("body", {}).get("reason", "")))
 
 
-def cancelled_record_ids(*, store: Store) -> set[str]:
-    rows = store.conn.execute(
-        "SELECT refers_to FROM records WHERE kind = 'cancelamento' AND refers_to IS NOT NULL"
-    ).fetchall()
-    return {str(r[0]) for r in rows}
+def cancelled_record_ids(*, store: Store, among: Sequence[str] | None = None) -> set[str]:
+    """Ids of cancelled records; with ``among``, only those of these ids (one indexed probe
+    each – a list screen never reads every cancellation of the store)."""
+    if among is None:
+        rows = store.conn.execute(
+            "SELECT refers_to FROM records WHERE kind = 'cancelamento' AND refers_to IS NOT NULL"
+        ).fetchall()
+        return {str(r[0]) for r in rows}
+    found: set[str] = set()
+    ids = list(among)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update(str(r[0]) for r in store.conn.execute(
+            "SELECT DISTINCT refers_to FROM records WHERE kind = 'cancelamento' AND "
+            f"refers_to IN ({', '.join('?' for _ in chunk)})", chunk))
+    return found
 
 
 def pending_sync_count(*, store: Store) -> int:

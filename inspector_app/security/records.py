@@ -56,7 +56,28 @@ def verify_record(public_key: bytes, canonical: bytes, signature_b64: str) -> bo
     return verify_signature(public_key, canonical, signature)
 
 
+def _plain_json(value: object) -> bool:
+    """Whether ``value`` holds only exact str/int/bool/None, dicts with str keys and lists:
+    the common case, checked without building a path per value (issue 17: this check ran
+    for every value of every record sealed and verified)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v)
+                   for k, v in value.items())  # type: ignore[attr-defined]
+    if kind is list or kind is tuple:
+        return all(_plain_json(v) for v in value)  # type: ignore[attr-defined]
+    return False  # a float, a subclass or another type: the full check says which
+
+
 def _check_json_value(value: object, where: str) -> None:
+    if _plain_json(value):
+        return
+    _check_json_path(value, where)
+
+
+def _check_json_path(value: object, where: str) -> None:
     # bool is an int subclass and is fine; float must be caught before anything else.
     if value is None or isinstance(value, (str, bool, int)):
         return
@@ -69,11 +90,11 @@ def _check_json_value(value: object, where: str) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{where}: dict key {key!r} is not a string")
-            _check_json_value(item, f"{where}.{key}")
+            _check_json_path(item, f"{where}.{key}")
         return
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            _check_json_value(item, f"{where}[{index}]")
+            _check_json_path(item, f"{where}[{index}]")
         return
     raise TypeError(
         f"{where}: {type(value).__name__} is not allowed in a signed record; "

@@ -368,6 +368,25 @@ def m0005_i15b_standing_pending(db: Database) -> None:
             db.execute(statement)
 
 
+_SCHEMA_0005_I17A = [
+    # Issue 17 (stores of 10^5–10^6 sealed records): today's records by time, a termo's
+    # releases and cancellations by one covering probe, the number accounting by index.
+    # Indexes only: no sealed row changes, no trigger is touched.
+    "CREATE INDEX IF NOT EXISTS idx_records_created ON records(created_at)",
+    # Covering: the held-vehicle walk and count never read a record's row (10 KB, several
+    # encrypted pages) until the page of the screen is decoded.
+    "CREATE INDEX IF NOT EXISTS idx_records_kind_created_id ON records(kind, created_at, id)",
+    "CREATE INDEX IF NOT EXISTS idx_records_refers_kind ON records(refers_to, kind)",
+    "CREATE INDEX IF NOT EXISTS idx_number_usage_status ON number_usage(series, status, number)",
+]
+
+
+@migrations(name="0005_i17a_scale_indexes")
+def m0005_i17a_scale_indexes(db: Database) -> None:
+    for statement in _SCHEMA_0005_I17A:
+        db.execute(statement)
+
+
 @migrations(name="0005_i14c_row_seals")
 def m0005_i14c_row_seals(db: Database) -> None:
     """Seals of the rows that change in place and counters of the append-only tables

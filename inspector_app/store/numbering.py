@@ -127,12 +127,16 @@ def ensure_demo_ranges(store: Store, jurisdictions: Iterable[str]) -> list[Numbe
 def status(store: Store) -> list[RangeStatus]:
     out = []
     for r in ranges(store):
+        # Index-only counts (PK and idx_number_usage_status): no row of the table is read.
         row = store.conn.execute(
-            "SELECT SUM(status = 'issued'), SUM(status = 'voided'), MAX(number) "
-            "FROM number_usage WHERE series = ? AND number BETWEEN ? AND ?",
+            "SELECT COUNT(*), MAX(number) FROM number_usage "
+            "WHERE series = ? AND number BETWEEN ? AND ?",
             [r.series, r.first, r.last],
         ).fetchone()
-        issued, voided, top = int(row[0] or 0), int(row[1] or 0), row[2]
+        voided = int(store.conn.execute(
+            "SELECT COUNT(*) FROM number_usage WHERE series = ? AND status = 'voided' "
+            "AND number BETWEEN ? AND ?", [r.series, r.first, r.last]).fetchone()[0])
+        issued, top = int(row[0] or 0) - voided, row[1]
         nxt = r.first if top is None else int(top) + 1
         out.append(RangeStatus(r, issued, voided, nxt if nxt <= r.last else None))
     return out

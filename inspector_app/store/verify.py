@@ -17,12 +17,20 @@ Checks, each problem reported in a line of its own:
   ranges and login state as the app wrote them; no row of an append-only table removed;
 * a database re-created beside the files of an older one (the device key file remains but
   the database pins none, or blobs remain and no record names them).
+
+Streams (issue 17): every check walks a cursor (joins on the unique indexes instead of
+dictionaries of every row; the files named go to a temporary table), so memory stays
+constant whatever the store holds; ``progress(stage, done, total)`` is called as it goes.
+``since`` = a checkpoint of an earlier clean run (:class:`Checkpoint`: the journal entry it
+ended at) checks only the records and journal entries sealed after it, chained to that
+entry; numbering, outbox, files, prints and row seals are still checked whole.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inspector_app.media.photos import verify_blob
@@ -44,6 +52,9 @@ class Report:
     journal_entries: int = 0
     numbers_issued: int = 0
     numbers_voided: int = 0
+    last_seq: int = 0  # the journal entry the run ended at (a checkpoint for the next one)
+    last_entry_hash: str = GENESIS
+    since_seq: int = 0  # 0: a full run
 
     @property
     def ok(self) -> bool:
@@ -53,14 +64,36 @@ class Report:
         self.problems.append(text)
 
 
-def _check_records(store: Store, report: Report, public_key: bytes | None) -> None:
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where a clean run ended: journal ``seq`` and its ``entry_hash``."""
+
+    seq: int
+    entry_hash: str
+
+
+Progress = Callable[[str, int, int], None]
+_EVERY = 5000
+
+
+def _quiet(_stage: str, _done: int, _total: int) -> None:
+    return None
+
+
+def _check_records(store: Store, report: Report, public_key: bytes | None,
+                   progress: Progress, since: int) -> None:
     cols = ", ".join(COLUMNS)
+    total = int(store.conn.execute("SELECT COUNT(*) FROM records WHERE journal_seq > ?",
+                                   [since]).fetchone()[0])
     rows = store.conn.execute(
         f"SELECT {cols}, CAST(payload AS BLOB), sha256, signature, journal_seq FROM records "
-        "ORDER BY rowid"
-    ).fetchall()
-    report.records = len(rows)
+        "WHERE journal_seq > ? ORDER BY rowid", [since])
+    named: list[tuple[str, str]] = []
     for row in rows:
+        report.records += 1
+        if report.records % _EVERY == 0:
+            progress("records", report.records, total)
+            _name_blobs(store, named)
         values = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
         payload, digest, signature, seq = row[len(COLUMNS):]
         rid = values["id"]
@@ -81,6 +114,7 @@ def _check_records(store: Store, report: Report, public_key: bytes | None) -> No
         if not isinstance(envelope, dict):
             report.add(f"{label}: payload is not an object")
             continue
+        named.extend((sha, label) for sha in blobs_of_envelope(envelope))
         for column, value in values.items():
             if envelope.get(column) != value:
                 report.add(
@@ -100,24 +134,39 @@ def _check_records(store: Store, report: Report, public_key: bytes | None) -> No
             report.add(f"{label}: signature text is not the one sealed (altered)")
         if not isinstance(seq, int):
             report.add(f"{label}: journal_seq {seq!r} is not a number")
+    _name_blobs(store, named)
+    progress("records", report.records, total)
 
 
-def _check_journal(store: Store, report: Report) -> None:
+def _name_blobs(store: Store, named: list[tuple[str, str]]) -> None:
+    """Files named so far, into the temporary table (first naming kept)."""
+    if named:
+        store.conn.executemany(
+            "INSERT OR IGNORE INTO temp.verify_blobs(sha, named_by) VALUES (?, ?)", named)
+        named.clear()
+
+
+def _check_journal(store: Store, report: Report, progress: Progress,
+                   since: Checkpoint | None) -> None:
+    start = since.seq if since else 0
+    prev = since.entry_hash if since else GENESIS
+    if since is not None:
+        row = store.conn.execute("SELECT entry_hash FROM journal WHERE seq = ?",
+                                 [since.seq]).fetchone()
+        if row is None or row[0] != since.entry_hash:
+            report.add(f"journal entry {since.seq}: no longer the one the last clean run "
+                       "ended at (journal rewritten): run a full verify")
     rows = store.conn.execute(
-        "SELECT seq, record_id, kind, record_sha256, prev_hash, entry_hash, created_at "
-        "FROM journal ORDER BY seq"
-    ).fetchall()
-    report.journal_entries = len(rows)
-    records = {
-        r[0]: r[1:]
-        for r in store.conn.execute(
-            "SELECT id, kind, sha256, journal_seq, created_at FROM records"
-        ).fetchall()
-    }
-    prev = GENESIS
-    expected_seq = 1
-    seen: set[str] = set()
-    for seq, rid, kind, rsha, prev_hash, entry_hash, created_at in rows:
+        "SELECT j.seq, j.record_id, j.kind, j.record_sha256, j.prev_hash, j.entry_hash, "
+        "j.created_at, r.id, r.kind, r.sha256, r.journal_seq, r.created_at "
+        "FROM journal j LEFT JOIN records r ON r.id = j.record_id WHERE j.seq > ? "
+        "ORDER BY j.seq", [start])
+    expected_seq = start + 1
+    for (seq, rid, kind, rsha, prev_hash, entry_hash, created_at, r_id, r_kind, r_sha, r_seq,
+         r_created) in rows:
+        report.journal_entries += 1
+        if report.journal_entries % _EVERY == 0:
+            progress("journal", report.journal_entries, 0)
         label = f"journal entry {seq}"
         if seq != expected_seq:
             report.add(f"{label}: sequence gap (expected {expected_seq})")
@@ -127,62 +176,69 @@ def _check_journal(store: Store, report: Report) -> None:
         if journal_entry_hash(seq, rid, kind, rsha, prev_hash, created_at) != entry_hash:
             report.add(f"{label}: entry hash does not match its content (altered)")
         prev = entry_hash
-        rec = records.get(rid)
-        if rec is None:
+        report.last_seq, report.last_entry_hash = seq, entry_hash
+        if r_id is None:
             report.add(f"{label}: record {rid} is missing")
             continue
-        seen.add(rid)
-        r_kind, r_sha, r_seq, r_created = rec
         if (r_kind, r_sha, r_seq, r_created) != (kind, rsha, seq, created_at):
             report.add(f"{label}: does not match record {rid} (kind, hash, seq or time)")
-    for rid in records.keys() - seen:
+    if since is not None and report.last_seq == 0:
+        report.last_seq, report.last_entry_hash = since.seq, since.entry_hash
+    for (rid,) in store.conn.execute(
+            "SELECT id FROM records r WHERE journal_seq > ? AND NOT EXISTS "
+            "(SELECT 1 FROM journal j WHERE j.record_id = r.id)", [start]):
         report.add(f"record {rid}: has no journal entry")
 
 
-def _check_numbers(store: Store, report: Report) -> None:
-    usage = store.conn.execute(
-        "SELECT series, number, status, record_id FROM number_usage ORDER BY series, number"
-    ).fetchall()
-    numbered = {
-        (r[0], r[1]): (r[2], r[3])
-        for r in store.conn.execute(
-            "SELECT series, number, id, kind FROM records WHERE number IS NOT NULL"
-        ).fetchall()
-    }
+def _check_numbers(store: Store, report: Report, progress: Progress) -> None:
     all_ranges = numbering.ranges(store)
-    used: dict[str, list[int]] = {}
-    for series, number, status, rid in usage:
+    # Per range: the next number expected and the numbers found missing (first 10 listed).
+    expected = {r.id: r.first for r in all_ranges}
+    missing: dict[str, list[int]] = {r.id: [] for r in all_ranges}
+    missing_count = dict.fromkeys(expected, 0)
+    for done, (series, number, status, rid, r_id, r_kind) in enumerate(store.conn.execute(
+            "SELECT u.series, u.number, u.status, u.record_id, r.id, r.kind "
+            "FROM number_usage u LEFT JOIN records r ON r.series = u.series "
+            "AND r.number = u.number ORDER BY u.series, u.number"), start=1):
+        if done % _EVERY == 0:
+            progress("numbers", done, 0)
         label = f"number {series}-{number}"
         if status == "issued":
             report.numbers_issued += 1
         else:
             report.numbers_voided += 1
-        if not any(r.series == series and r.first <= number <= r.last for r in all_ranges):
+        inside = [r for r in all_ranges
+                  if r.series == series and r.first <= number <= r.last]
+        if not inside:
             report.add(f"{label}: outside every range assigned to this device")
-        rec = numbered.pop((series, number), None)
-        if rec is None:
+        for r in inside:
+            if number > expected[r.id]:
+                gap = range(expected[r.id], number)
+                missing[r.id].extend(list(gap)[: max(0, 11 - len(missing[r.id]))])
+                missing_count[r.id] += len(gap)
+            expected[r.id] = number + 1
+        if r_id is None:
             report.add(f"{label}: marked {status} but no sealed record carries it")
         else:
-            r_id, r_kind = rec
             if r_id != rid:
                 report.add(f"{label}: used by {rid} but carried by record {r_id}")
             if (status == "voided") != (r_kind == "numero_anulado"):
                 report.add(f"{label}: status {status} does not match record kind {r_kind}")
-        used.setdefault(series, []).append(number)
-    for (series, number), (rid, _kind) in numbered.items():
+    for rid, series, number in store.conn.execute(
+            "SELECT r.id, r.series, r.number FROM records r WHERE r.number IS NOT NULL AND "
+            "NOT EXISTS (SELECT 1 FROM number_usage u WHERE u.series = r.series AND "
+            "u.number = r.number) ORDER BY r.rowid"):
         report.add(f"record {rid}: number {series}-{number} is not in the number accounting")
     for r in all_ranges:
-        inside = sorted(n for n in used.get(r.series, []) if r.first <= n <= r.last)
-        if inside and inside != list(range(r.first, r.first + len(inside))):
-            missing = sorted(set(range(r.first, inside[-1] + 1)) - set(inside))
+        if missing_count[r.id]:
+            shown = missing[r.id][:10]
             report.add(
                 f"range {r.series} {r.first}..{r.last}: numbers missing from the accounting: "
-                f"{', '.join(map(str, missing[:10]))}{' …' if len(missing) > 10 else ''}"
+                f"{', '.join(map(str, shown))}{' …' if missing_count[r.id] > 10 else ''}"
             )
-    orphans = store.conn.execute(
-        "SELECT id FROM records WHERE id NOT IN (SELECT record_id FROM outbox)"
-    ).fetchall()
-    for (rid,) in orphans:
+    for (rid,) in store.conn.execute(
+            "SELECT id FROM records r WHERE NOT EXISTS "
+            "(SELECT 1 FROM outbox o WHERE o.record_id = r.id)"):
         report.add(f"record {rid}: not in the outbox (would never reach HQ)")
 
 
@@ -195,10 +251,10 @@ def _check_recreated(store: Store, report: Report, public_key: bytes | None) -> 
     # Blobs are written for open inspections too (photos, signatures): only a store that
     # names no file at all has no reason to keep any.
     naming = store.conn.execute(
-        "SELECT (SELECT COUNT(*) FROM records) + (SELECT COUNT(*) FROM photos) + "
-        "(SELECT COUNT(*) FROM signatures) + (SELECT COUNT(*) FROM documents)"
+        "SELECT EXISTS (SELECT 1 FROM records) OR EXISTS (SELECT 1 FROM photos) OR "
+        "EXISTS (SELECT 1 FROM signatures) OR EXISTS (SELECT 1 FROM documents)"
     ).fetchone()[0]
-    if naming == 0 and store.blob_dir.is_dir() and any(
+    if not naming and store.blob_dir.is_dir() and any(
         p.is_file() for p in store.blob_dir.glob("*/*")
     ):
         report.add("blob files exist but the database holds no record: the database was "
@@ -210,7 +266,7 @@ def _check_outbox(store: Store, report: Report) -> None:
     rows = store.conn.execute(
         "SELECT record_id, acked_at, ack_status, attempts, last_attempt_at, enqueued_at "
         "FROM outbox WHERE acked_at IS NOT NULL ORDER BY enqueued_at"
-    ).fetchall()
+    )
     for rid, acked, status, attempts, last_attempt, enqueued in rows:
         label = f"outbox {rid}"
         if not enrolled:
@@ -226,28 +282,29 @@ def _check_outbox(store: Store, report: Report) -> None:
             report.add(f"{label}: acknowledged before it was queued")
 
 
-def _check_blobs(store: Store, report: Report) -> None:
-    named: dict[str, str] = {}
-    for rid, payload in store.conn.execute("SELECT id, payload FROM records ORDER BY rowid"):
-        try:
-            envelope = json.loads(payload)
-        except (ValueError, TypeError):
-            continue  # reported by _check_records
-        if isinstance(envelope, dict):
-            for sha in blobs_of_envelope(envelope):
-                named.setdefault(sha, f"record {rid}")
+def _check_blobs(store: Store, report: Report, progress: Progress) -> None:
+    named: list[tuple[str, str]] = []
     for doc_id, rid, sha in store.conn.execute(
         "SELECT id, record_id, pdf_sha256 FROM documents ORDER BY id"
     ):
-        named.setdefault(sha, f"archived PDF {doc_id} of record {rid}")
+        named.append((sha, f"archived PDF {doc_id} of record {rid}"))
+        if len(named) >= _EVERY:
+            _name_blobs(store, named)
     for table, cols in (("photos", ("original_sha256", "working_sha256", "thumb_sha256")),
                         ("signatures", ("png_sha256",))):
         for row in store.conn.execute(f"SELECT id, inspection_id, {', '.join(cols)} "
                                       f"FROM {table} ORDER BY id"):
-            for sha in row[2:]:
-                if sha:
-                    named.setdefault(sha, f"{table[:-1]} {row[0]} of inspection {row[1]}")
-    for sha, where in named.items():
+            named.extend((sha, f"{table[:-1]} {row[0]} of inspection {row[1]}")
+                         for sha in row[2:] if sha)
+            if len(named) >= _EVERY:
+                _name_blobs(store, named)
+    _name_blobs(store, named)
+    done = 0
+    for sha, where in store.conn.execute("SELECT sha, named_by FROM temp.verify_blobs "
+                                         "ORDER BY rowid"):
+        done += 1
+        if done % _EVERY == 0:
+            progress("files", done, 0)
         if not isinstance(sha, str) or len(sha) != 64 or not sha.isalnum():
             report.add(f"{where}: file hash {sha!r} is not a SHA-256")
             continue
@@ -262,16 +319,24 @@ def _check_blobs(store: Store, report: Report) -> None:
 def _check_prints(store: Store, report: Report) -> None:
     """Reprint numbers run 0, 1, 2, … per record and copy, in prints and archived PDFs."""
     for table in ("print_log", "documents"):
-        groups: dict[tuple[str, str], list[int]] = {}
-        for rid, copy, number in store.conn.execute(
-            f"SELECT record_id, copy, reprint_number FROM {table} ORDER BY id"
-        ):
-            groups.setdefault((rid, copy), []).append(number)
-        for (rid, copy), numbers in groups.items():
-            if sorted(numbers) != list(range(len(numbers))):
-                missing = sorted(set(range(max(numbers) + 1)) - set(numbers))
-                report.add(f"{table} of record {rid}, copy {copy}: reprint numbers "
+        group: tuple[str, str] | None = None
+        numbers: list[int] = []
+
+        def close(key: tuple[str, str] | None, found: list[int], table: str = table) -> None:
+            if key is not None and sorted(found) != list(range(len(found))):
+                missing = sorted(set(range(max(found) + 1)) - set(found))
+                report.add(f"{table} of record {key[0]}, copy {key[1]}: reprint numbers "
                            f"{missing} missing (rows removed)")
+
+        for rid, copy, number in store.conn.execute(
+            f"SELECT record_id, copy, reprint_number FROM {table} "
+            "ORDER BY record_id, copy, reprint_number"
+        ):
+            if (rid, copy) != group:
+                close(group, numbers)
+                group, numbers = (rid, copy), []
+            numbers.append(number)
+        close(group, numbers)
 
 
 def _lenient_text(data: bytes) -> str:
@@ -279,34 +344,42 @@ def _lenient_text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def verify_store(store: Store) -> Report:
-    report = Report()
+def verify_store(store: Store, *, progress: Progress | None = None,
+                 since: Checkpoint | None = None) -> Report:
+    report = Report(since_seq=since.seq if since else 0)
     previous = store.conn.text_factory
     store.conn.text_factory = _lenient_text
+    store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS verify_blobs "
+                       "(sha TEXT PRIMARY KEY, named_by TEXT NOT NULL)")
+    store.conn.execute("DELETE FROM temp.verify_blobs")
     try:
-        return _verify(store, report)
+        return _verify(store, report, progress or _quiet, since)
     finally:
+        store.conn.execute("DROP TABLE IF EXISTS temp.verify_blobs")
         store.conn.text_factory = previous
 
 
-def _verify(store: Store, report: Report) -> Report:
+def _verify(store: Store, report: Report, progress: Progress,
+            since: Checkpoint | None) -> Report:
     try:
         result = [str(r[0]) for r in store.conn.execute("PRAGMA integrity_check").fetchall()]
     except dbapi.DatabaseError as exc:
         report.add(f"integrity_check failed: {exc}")
         return report
+    progress("integrity", 1, 1)
     if result != ["ok"]:
         report.problems.extend(f"integrity_check: {line}" for line in result)
     key_b64 = store.meta("device_public_key")
     public_key = base64.b64decode(key_b64) if key_b64 else None
     try:
         _check_recreated(store, report, public_key)
-        _check_records(store, report, public_key)
-        _check_journal(store, report)
-        _check_numbers(store, report)
+        _check_records(store, report, public_key, progress, since.seq if since else 0)
+        _check_journal(store, report, progress, since)
+        _check_numbers(store, report, progress)
         _check_outbox(store, report)
-        _check_blobs(store, report)
+        _check_blobs(store, report, progress)
         _check_prints(store, report)
+        progress("seals", 0, 1)
         report.problems.extend(seals.check(store.conn, database_key(store.data_dir,
                                                                      create=False)))
     except dbapi.DatabaseError as exc:

@@ -59,6 +59,9 @@ NOTHING_TO_SEARCH = (
 )
 
 
+SHOWN = 50  # results listed at once (the newest)
+
+
 def search_records(store: Any, text: str, holder: str = "",
                    day: dt.date | None = None) -> list[queries.RecordSummary]:
     """Records matching a number or verification code (one record), or else every record
@@ -83,7 +86,10 @@ def search_records(store: Any, text: str, holder: str = "",
                 "use ABC-1234 ou ABC1D23."
             ) from None
         plate = text
-    found = queries.find_records(store, plate=plate, holder=holder or None, day=day)
+    # One screenful and one more (issue 17): a plate inspected for years has thousands of
+    # records; the newest are listed and the page says how to narrow the search.
+    found = queries.find_records(store, plate=plate, holder=holder or None, day=day,
+                                 limit=SHOWN + 1)
     if not found:
         criteria = []
         if plate:
@@ -275,6 +281,12 @@ class HistoryPage(QWidget):
 
     def _found(self, results: list[queries.RecordSummary]) -> None:
         self.search_button.setEnabled(True)
+        if len(results) > SHOWN:
+            results = results[:SHOWN]
+            self.banner.show_message(
+                f"Mais de {SHOWN} registros encontrados: mostrando os {SHOWN} mais recentes. "
+                "Para ver os anteriores, marque a data do fato ou informe o permissionário.",
+                "info")
         self._show(results)
         if results:
             self.table.selectRow(0)
@@ -291,6 +303,7 @@ class HistoryPage(QWidget):
 
         def found(results: list[queries.RecordSummary]) -> None:
             self.banner.clear_message()
+            results = results[:SHOWN]
             self._show(results)
             ids = [r.id for r in results]
             if chosen is not None and chosen.id in ids:

@@ -42,8 +42,8 @@ def pending_sync_count(store: Any) -> int:
     return services.pending_sync_count(store=store)
 
 
-def _cancelled_ids(store: Any) -> set[str]:
-    return services.cancelled_record_ids(store=store)
+def _cancelled_ids(store: Any, records: list[SealedRecord]) -> set[str]:
+    return services.cancelled_record_ids(store=store, among=[r.id for r in records])
 
 
 def _summary(record: SealedRecord, cancelled: set[str]) -> RecordSummary:
@@ -63,8 +63,9 @@ def _summary(record: SealedRecord, cancelled: set[str]) -> RecordSummary:
 
 def records_since(store: Any, since: dt.datetime) -> list[RecordSummary]:
     """Records sealed at or after ``since`` (aware), newest first."""
-    cancelled = _cancelled_ids(store)
-    return [_summary(r, cancelled) for r in services.records_sealed(store=store, since=since)]
+    found = services.records_sealed(store=store, since=since)
+    cancelled = _cancelled_ids(store, found)
+    return [_summary(r, cancelled) for r in found]
 
 
 def records_of_today(store: Any) -> list[RecordSummary]:
@@ -74,17 +75,18 @@ def records_of_today(store: Any) -> list[RecordSummary]:
 
 
 def find_records(store: Any, *, plate: str | None = None, holder: str | None = None,
-                 day: dt.date | None = None) -> list[RecordSummary]:
+                 day: dt.date | None = None, limit: int = 200) -> list[RecordSummary]:
     """Records by plate, permit holder (id, name, CPF/CNPJ) and/or day of the fact, all
     given criteria at once; newest first. Raises ServiceError without any criterion."""
-    cancelled = _cancelled_ids(store)
-    return [_summary(r, cancelled)
-            for r in services.find_records(store=store, plate=plate, holder=holder, day=day)]
+    found = services.find_records(store=store, plate=plate, holder=holder, day=day,
+                                  limit=limit)
+    cancelled = _cancelled_ids(store, found)
+    return [_summary(r, cancelled) for r in found]
 
 
 def summarise(store: Any, record: SealedRecord) -> RecordSummary:
     """The list row of one record (with whether it was cancelled)."""
-    return _summary(record, _cancelled_ids(store))
+    return _summary(record, _cancelled_ids(store, [record]))
 
 
 def print_count(store: Any, record_id: str, copy: str) -> int:

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QScrollArea,
     QSplitter,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +35,7 @@ from inspector_app.domain.fieldtext import plate_display
 from inspector_app.ui.context import AppContext
 from inspector_app.ui.desk_widgets import PersonForm, WitnessBox, receiver_box, signature_of
 from inspector_app.ui.errors import describe_error
+from inspector_app.ui.paged import PagedTableModel
 from inspector_app.ui.printing import PrintPanel
 from inspector_app.ui.screen_fit import cap_columns
 from inspector_app.ui.signatures import SignatureBox
@@ -46,7 +46,7 @@ from inspector_app.ui.widgets import (
     datetime_br,
     heading,
     held_for,
-    list_table,
+    list_view,
 )
 
 COLUMNS = ("Termo n.º", "Placa", "Local da retenção", "Fundamentos", "Retido em",
@@ -70,10 +70,12 @@ class HeldVehicle:
         return any(g.endswith(".37.III") for g in self.grounds)
 
 
-def load_held(store: Any) -> list[HeldVehicle]:
-    """Vehicles held, with ground citations and the failed items (store worker)."""
+def load_held(store: Any, after: tuple[str, str] | None = None,
+              limit: int | None = None) -> list[HeldVehicle]:
+    """Vehicles held, oldest first, with ground citations and the failed items (store
+    worker); a page of ``limit`` after the key ``(retained_at, record_id)``."""
     out = []
-    for held in services.vehicles_held(store=store):
+    for held in services.vehicles_held(store=store, after=after, limit=limit):
         record = services.find_record(store=store, number=held["record_id"])
         body = record.envelope["body"]
         retention = body.get("retention") or {}
@@ -96,6 +98,12 @@ def load_held(store: Any) -> list[HeldVehicle]:
             retained_at=held["retained_at"], failed_items=failed,
         ))
     return out
+
+
+def _held_cells(h: HeldVehicle) -> tuple[str, ...]:
+    now = dt.datetime.now(dt.UTC)
+    return (h.number, h.plate, h.place, h.grounds_text, datetime_br(h.retained_at),
+            held_for(h.retained_at, now))
 
 
 class ReleaseDialog(QDialog):
@@ -278,11 +286,16 @@ class RetentionDesk(QWidget):
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.held: list[HeldVehicle] = []
         self.release_dialog: ReleaseDialog | None = None
-        self.table = list_table(COLUMNS, 3, wrap=True)
-        self.table.itemSelectionChanged.connect(self._sync)
-        self.table.itemActivated.connect(lambda _i: self.open_release())
+        # Paged (issue 17): a post may hold thousands; rows arrive 20 at a time as the
+        # list scrolls, loaded on the store worker (rows wrap: each page is measured).
+        self.model = PagedTableModel(ctx.tasks, COLUMNS, load_held, _held_cells,
+                                     lambda h: (h.retained_at, h.record_id), self, page=20)
+        self.model.page_did_load.connect(self._page_loaded)
+        self.model.load_did_fail.connect(self._failed)
+        self.table = list_view(self.model, 3, wrap=True)
+        self.table.selectionModel().selectionChanged.connect(lambda *_a: self._sync())
+        self.table.activated.connect(lambda _i: self.open_release())
         self.empty = QLabel("Nenhum veículo retido neste posto.")
         self.release_button = big_button("&Liberar…", primary=True)
         self.release_button.clicked.connect(self.open_release)
@@ -313,23 +326,23 @@ class RetentionDesk(QWidget):
         layout.addWidget(splitter)
         self._sync()
 
-    def refresh(self) -> None:
-        self.ctx.tasks.run_store(load_held, self._show, self._failed, owner=self)
+    @property
+    def held(self) -> list[HeldVehicle]:
+        """The held vehicles loaded so far (the pages the list has shown)."""
+        return self.model.rows
 
-    def _show(self, held: list[HeldVehicle]) -> None:
-        self.held = held
-        now = dt.datetime.now(dt.UTC)
-        self.table.setRowCount(len(held))
-        for row, h in enumerate(held):
-            cells = (h.number, h.plate, h.place, h.grounds_text, datetime_br(h.retained_at),
-                     held_for(h.retained_at, now))
-            for column, text in enumerate(cells):
-                self.table.setItem(row, column, QTableWidgetItem(text))
-        # The place and the number wrap: the grounds keep room to be read at 1024 px.
-        cap_columns(self.table, {0: 150, 2: 170})
+    def refresh(self) -> None:
+        self.model.reload()
+
+    def _page_loaded(self) -> None:
+        held = self.model.rows
+        if len(held) <= self.model.page:
+            # The place and the number wrap: the grounds keep room to be read at 1024 px
+            # (sized from the first page; later pages keep the widths).
+            cap_columns(self.table, {0: 150, 2: 170})
         self.empty.setVisible(not held)
         self.table.setVisible(bool(held))
-        if held:
+        if held and not self.table.selectionModel().selectedRows():
             self.table.selectRow(0)
         self._sync()
 

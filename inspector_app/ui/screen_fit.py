@@ -348,13 +348,16 @@ def cap_columns(table: Any, caps: dict[int, int]) -> None:
         return max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
 
     # Caps only when the columns at their full width do not fit (a wide screen keeps them).
-    full = sum(wanted(c) for c in range(table.columnCount()) if not table.isColumnHidden(c))
+    columns = table.model().columnCount()
+    full = sum(wanted(c) for c in range(columns) if not table.isColumnHidden(c))
     roomy = full <= table.viewport().width()
     for column, cap in caps.items():
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         if not roomy and wanted(column) > cap:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(column, cap)
+        if not hasattr(table, "item"):
+            continue  # a view over a model: the model gives the tooltip
         for row in range(table.rowCount()):
             item = table.item(row, column)
             if item is not None and not item.toolTip():

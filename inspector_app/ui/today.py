@@ -66,9 +66,9 @@ def load_day(store: Any, matricula: str) -> DaySnapshot:
     low = numbering.low_numbers_warning(store)
     if low:
         alerts.append(("warning", low))
-    held = services.vehicles_held(store=store)
+    held = services.held_count(store=store)
     if held:
-        alerts.append(("info", f"{len(held)} veículo(s) retido(s) aguardando liberação – veja "
+        alerts.append(("info", f"{held} veículo(s) retido(s) aguardando liberação – veja "
                                "o balcão de retenção."))
     pending = queries.pending_sync_count(store)
     if pending:
@@ -79,7 +79,7 @@ def load_day(store: Any, matricula: str) -> DaySnapshot:
                            i.place)
             for i in repo.open_inspections(store) if i.matricula == matricula]
     return DaySnapshot(tuple(alerts), tuple(mine), tuple(queries.records_of_today(store)),
-                       pending, len(held))
+                       pending, held)
 
 
 class TodayPage(QWidget):

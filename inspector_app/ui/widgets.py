@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSizePolicy,
+    QTableView,
     QTableWidget,
     QWidget,
 )
@@ -116,11 +118,22 @@ def heading(text: str) -> QLabel:
     return label
 
 
-def list_table(columns: tuple[str, ...], *stretch: int, wrap: bool = False) -> QTableWidget:
-    """A read-only table of whole-row choices with touch-sized rows; ``stretch`` columns
-    take the spare width. ``wrap``: long text wraps and rows grow to fit it."""
-    table = QTableWidget(0, len(columns))
-    table.setHorizontalHeaderLabels(list(columns))
+def list_view(model: Any, *stretch: int, wrap: bool = False) -> QTableView:
+    """``list_table``'s look for a model (``PagedTableModel``): rows are asked for as the
+    list scrolls, never all at once."""
+    table = QTableView()
+    table.setModel(model)
+    _list_look(table, stretch, wrap)
+    if wrap:
+        # Rows measured once, when they arrive: ResizeToContents would measure every row
+        # loaded so far at each layout pass (thousands of data() calls per page).
+        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        model.rowsInserted.connect(lambda _parent, first, last: [
+            table.resizeRowToContents(row) for row in range(first, last + 1)])
+    return table
+
+
+def _list_look(table: QTableView, stretch: tuple[int, ...], wrap: bool) -> None:
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -137,6 +150,14 @@ def list_table(columns: tuple[str, ...], *stretch: int, wrap: bool = False) -> Q
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     for column in stretch:
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+
+
+def list_table(columns: tuple[str, ...], *stretch: int, wrap: bool = False) -> QTableWidget:
+    """A read-only table of whole-row choices with touch-sized rows; ``stretch`` columns
+    take the spare width. ``wrap``: long text wraps and rows grow to fit it."""
+    table = QTableWidget(0, len(columns))
+    table.setHorizontalHeaderLabels(list(columns))
+    _list_look(table, stretch, wrap)
     return table
 
 

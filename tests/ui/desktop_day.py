@@ -500,10 +500,10 @@ class Walk:
         yield from self.click(shell.main.nav_buttons["retention"])
         yield from self.idle()
         desk = shell.main.retention
-        yield from self.wait(lambda: desk.table.rowCount() > 0, "the held vehicle")
-        grounds = desk.table.item(0, 3)
+        yield from self.wait(lambda: desk.model.rowCount() > 0, "the held vehicle")
+        grounds = desk.model.text(0, 3)
         column = desk.table.columnWidth(3)
-        if desk.table.fontMetrics().horizontalAdvance(grounds.text().split("\n")[0]) > column \
+        if desk.table.fontMetrics().horizontalAdvance(grounds.split("\n")[0]) > column \
                 and not desk.table.wordWrap():
             self.problems.append("patio: the grounds column cuts its text")
         yield from self.check("patio", [*self.nav_buttons(), desk.release_button, desk.refresh_button])

@@ -378,9 +378,9 @@ def test_the_retention_desk_releases_a_held_vehicle_under_art_38(qtbot, make_she
     shell.main.go("retention")
     wait_idle(qtbot, shell)
     desk = shell.main.retention
-    assert desk.table.rowCount() == 1
-    assert "art. 37, IV" in desk.table.item(0, 3).text()
-    assert desk.table.item(0, 5).text().endswith("min")
+    assert desk.model.rowCount() == 1
+    assert "art. 37, IV" in desk.model.text(0, 3)
+    assert desk.model.text(0, 5).endswith("min")
 
     click(qtbot, desk.release_button)
     dialog = desk.release_dialog
@@ -408,7 +408,7 @@ def test_the_retention_desk_releases_a_held_vehicle_under_art_38(qtbot, make_she
     assert not dialog.isVisible()
     assert "Veículo liberado" in desk.banner.text()
     assert "não depende de pagamento" in desk.warnings.text()
-    assert desk.table.rowCount() == 0 and desk.empty.isVisible()
+    assert desk.model.rowCount() == 0 and desk.empty.isVisible()
     kinds = [kind for kind, _env in records(qtbot, shell)]
     assert kinds == ["auto_infracao", "termo_retencao", "termo_liberacao"]
     liberation = records(qtbot, shell)[-1][1]["body"]
