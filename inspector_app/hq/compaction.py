@@ -28,11 +28,27 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, Engine, and_, bindparam, exists, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    bindparam,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.reference import lock_changes, row_json
-from inspector_app.hq.standing import DF_POINT_WINDOWS, horizon_months, window_floor
+from inspector_app.hq.standing import (
+    DF_POINT_WINDOWS,
+    horizon_months,
+    timeless_rules,
+    window_floor,
+)
 from inspector_app.hq.tables import changes, history_facts, pull_compactions, reference_rows
 
 DEFAULT_KEEP_DAYS = 30
@@ -86,12 +102,17 @@ def compaction_floor(conn: Connection) -> int:
 
 
 def _expire_history(conn: Connection, cutoff: dt.date, at: str) -> int:
-    """Tombstone every live history row dated before ``cutoff`` (kept in history_facts)."""
+    """Tombstone every live history row dated before ``cutoff`` (kept in history_facts),
+    except the rows of rules that count whatever their date (art. 39 II,
+    ``standing.timeless_rules``): the devices' engine counts those too."""
+    timeless = timeless_rules(conn)
     keys = list(conn.execute(
         select(reference_rows.c.key).join(
             history_facts, and_(history_facts.c.key == reference_rows.c.key))
         .where(reference_rows.c.table_name == "history", reference_rows.c.deleted.is_(False),
-               history_facts.c.date < cutoff.isoformat())
+               history_facts.c.date < cutoff.isoformat(),
+               or_(history_facts.c.rule_id.is_(None),
+                   history_facts.c.rule_id.not_in(timeless)))
         .order_by(reference_rows.c.key)).scalars())
     for start in range(0, len(keys), _CHUNK):
         chunk = keys[start:start + _CHUNK]

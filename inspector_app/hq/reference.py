@@ -218,9 +218,10 @@ def history_fact(row: Mapping[str, Any]) -> dict[str, Any] | None:
     holder_key, date = history_holder_key(row), row.get("date")
     if holder_key is None or not isinstance(date, str) or not date:
         return None
-    status = row.get("status")
+    status, rule = row.get("status"), row.get("rule_id")
     return {"key": str(row["id"]), "holder_key": holder_key, "date": date[:10],
-            "status": str(status)[:40] if status is not None else None, "row": row_json(row)}
+            "status": str(status)[:40] if status is not None else None, "row": row_json(row),
+            "rule_id": str(rule)[:80] if rule is not None else None}
 
 
 def record_history_facts(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -240,7 +241,8 @@ def record_history_facts(conn: Connection, rows: Sequence[Mapping[str, Any]]) ->
     statement = upsert(history_facts)
     conn.execute(statement.on_conflict_do_update(
         index_elements=[history_facts.c.key],
-        set_={c: statement.excluded[c] for c in ("holder_key", "date", "status", "row")}),
+        set_={c: statement.excluded[c]
+              for c in ("holder_key", "date", "status", "row", "rule_id")}),
         list(facts.values()))
 
 

@@ -276,23 +276,48 @@ def standing_end(history: Sequence[Mapping[str, Any]]) -> dt.date | None:
     return dt.date.fromisoformat(max(dates)) if dates else None
 
 
-def rows_in_horizon(history: Sequence[Mapping[str, Any]], months: int
+def timeless_rules(conn: Connection) -> tuple[str, ...]:
+    """The rules whose autos count for cassação whatever their date – art. 39 II, two
+    autuações for drunkenness or drugs with no time window (gap G16): the DF rule and every
+    published pack's ``cassacao.drunkenness_rule``. Their history is read beyond the widest
+    window (:func:`_window_histories`) and never expired from the devices, whose engine
+    counts it too (``domain.engine``, art. 39 II)."""
+    found = {DRUNKENNESS_RULE}
+    for (text,) in conn.execute(select(reference_rows.c.row).where(
+            reference_rows.c.table_name == "parameters", reference_rows.c.deleted.is_(False),
+            reference_rows.c.key.like("%|cassacao.drunkenness_rule"))):
+        try:
+            value = json.loads(json.loads(text)["value_json"])
+        except (ValueError, TypeError, KeyError):
+            continue
+        if isinstance(value, str) and value:
+            found.add(value)
+    return tuple(sorted(found))
+
+
+def rows_in_horizon(history: Sequence[Mapping[str, Any]], months: int,
+                    timeless: Sequence[str] = (DRUNKENNESS_RULE,),
                     ) -> tuple[dt.date | None, list[Mapping[str, Any]]]:
     """Pure form of what :func:`_window_histories` reads for one holder: the standing's end
-    and the rows dated from :func:`window_floor` on."""
+    and the rows dated from :func:`window_floor` on, with the rows of ``timeless`` rules
+    whatever their date."""
     end = standing_end(history)
     if end is None:
         return None, []
     floor = window_floor(end, months).isoformat()
-    return end, [h for h in history if str(h["date"])[:10] >= floor]
+    return end, [h for h in history
+                 if str(h["date"])[:10] >= floor or h.get("rule_id") in timeless]
 
 
 def _window_histories(conn: Connection, horizons: Mapping[str, int]
                       ) -> dict[str, tuple[dt.date | None, list[dict[str, Any]]]]:
     """Per holder (key → widest window in months): the date its standing is as of and the
-    history rows inside that window, from ``history_facts``. Two statements per 200 holders:
-    the latest counted date of each (one index probe each, newest first), then each one's
-    rows from its window's floor (an index range each)."""
+    history rows inside that window, from ``history_facts``, with the rows of the timeless
+    rules (:func:`timeless_rules`) whatever their date. Three statements per 200 holders:
+    the latest counted date of each (one index probe each, newest first), each one's rows
+    from its window's floor (an index range each), and its timeless rules' rows (an index
+    range on holder and rule: a handful at most)."""
+    timeless = timeless_rules(conn)
     found: dict[str, tuple[dt.date | None, list[dict[str, Any]]]] = {
         key: (None, []) for key in horizons}
     keys = sorted(horizons)
@@ -314,6 +339,12 @@ def _window_histories(conn: Connection, horizons: Mapping[str, int]
                        f.date >= window_floor(end, horizons[key]).isoformat())
                   for key, end in ends.items()]
         rows: dict[str, list[dict[str, Any]]] = {key: [] for key in ends}
+        for key, text, date in conn.execute(
+                select(f.holder_key, f.row, f.date).where(
+                    f.holder_key.in_(list(ends)), f.rule_id.in_(timeless))
+                .order_by(f.holder_key, f.date, f.key)):
+            if date < window_floor(ends[key], horizons[key]).isoformat():  # else read below
+                rows[key].append(json.loads(text))
         for key, text in conn.execute(select(f.holder_key, f.row).where(or_(*ranges))
                                       .order_by(f.holder_key, f.date, f.key)):
             rows[key].append(json.loads(text))

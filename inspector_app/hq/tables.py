@@ -194,7 +194,11 @@ history_facts = Table(
     Column("date", String(10), nullable=False),
     Column("status", String(40)),
     Column("row", Text, nullable=False),
+    # The rule, for the facts that count without a time window (art. 39 II: drunkenness,
+    # gap G16): read whatever their date, never expired from the devices.
+    Column("rule_id", String(80)),
     Index("ix_history_facts_holder_key_date", "holder_key", "date"),
+    Index("ix_history_facts_holder_key_rule_id", "holder_key", "rule_id"),
 )
 
 # The same plate with the same rule on the same day in autos from two different devices:

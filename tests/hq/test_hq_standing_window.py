@@ -18,6 +18,7 @@ from inspector_app.hq.core.db import make_engine, upgrade
 from inspector_app.hq.reference import upsert_tables
 from inspector_app.hq.standing import (
     DF_POINT_WINDOWS,
+    DRUNKENNESS_RULE,
     compute_standing,
     horizon_months,
     on_accepted_batch,
@@ -29,11 +30,14 @@ from inspector_app.hq.tables import reference_rows
 
 DAY0 = dt.date(2023, 1, 1)
 STATUSES = ("pending", "upheld", "cancelled")
+# Rule 3 is art. 30 XI (drunkenness): two autos under it propose cassação with no time
+# window (art. 39 II, gap G16), so the window alone must still read them however old.
+RULES = ("R0", "R1", "R2", DRUNKENNESS_RULE)
 WINDOWS = st.sampled_from([DF_POINT_WINDOWS, ((4, 12), (24, 30)), ((1, 3),)])
 
 
 def _row(i: int, day: int, status: str, points: int, rule: int) -> dict[str, object]:
-    return {"id": f"a{i}:0", "holder_id": "H1", "plate_key": None, "rule_id": f"R{rule}",
+    return {"id": f"a{i}:0", "holder_id": "H1", "plate_key": None, "rule_id": RULES[rule],
             "date": (DAY0 + dt.timedelta(days=day)).isoformat(), "status": status,
             "points": points, "auto_number": None, "updated_at": "x"}
 
@@ -86,7 +90,7 @@ def _envelope(holder: str, day: int, points: int, rule: int) -> dict[str, object
             "holder_id": holder, "plate_key": None,
             "occurred_on": (DAY0 + dt.timedelta(days=day)).isoformat(),
             "body": {"outcome": {"pack": PACK, "infractions": [
-                {"rule_id": f"R{rule}", "points": points}]}}}
+                {"rule_id": RULES[rule], "points": points}]}}}
 
 
 def _history(conn) -> list[dict[str, object]]:
@@ -119,5 +123,25 @@ def test_hq_standing_after_each_auto_and_judgement_equals_full_recomputation(
             history = _history(conn)
             for holder in {str(h["holder_id"]) for h in history}:
                 mine = [h for h in history if h["holder_id"] == holder]
-                expected = compute_standing(mine, windows, holder_key=holder, pack_id=PACK)
+                # No authority has decided on a proposal here (hq/process.py publishes that).
+                expected = {**compute_standing(mine, windows, holder_key=holder, pack_id=PACK),
+                            "cassacao_decision_json": None}
                 assert standing_of(conn, holder) == expected, (step, mine)
+
+
+def test_two_drunkenness_autos_years_apart_still_propose_cassacao(engine):
+    """Art. 39 II (gap G16: no time window): an upheld auto under art. 30 XI three years
+    old and a new one. The window read alone would miss the old one."""
+    old, new = (DAY0 + dt.timedelta(days=d) for d in (0, 1150))
+    rows = [{**_row(0, 0, "upheld", 3, 3), "holder_id": "H9", "date": old.isoformat()},
+            {**_row(1, 0, "upheld", 3, 3), "holder_id": "H9", "id": "a1:1",
+             "date": new.isoformat()}]
+    with engine.begin() as conn:
+        for table in ("reference_rows", "history_facts", "changes"):
+            conn.exec_driver_sql(f"DELETE FROM {table}")
+        upsert_tables(conn, [("history", rows)])
+        publish_standings(conn, {"H9": None})
+        standing = standing_of(conn, "H9")
+    assert standing is not None and standing["cassacao_proposed"]
+    proposal = json.loads(standing["cassacao_json"])
+    assert proposal["ground"] == "DF15154.39.II" and proposal["provisional"] is False

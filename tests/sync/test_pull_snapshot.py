@@ -61,8 +61,12 @@ def test_compaction_snapshot_and_expiry_through_the_real_client(hq, tmp_path):
     _import(hq, tmp_path, REGISTRY)
     old_day = TODAY - dt.timedelta(days=366 + EXPIRY_GRACE_DAYS + 40)  # outside every window
     with hq.engine.begin() as conn:
-        upsert_tables(conn, [("history", [_history("old:0", old_day),
-                                          _history("new:0", TODAY - dt.timedelta(days=10))])])
+        upsert_tables(conn, [("history", [
+            _history("old:0", old_day), _history("new:0", TODAY - dt.timedelta(days=10)),
+            # Drunkenness counts for cassação with no time window (art. 39 II, gap G16),
+            # on the device too: never expired, however old.
+            {**_history("drunk:0", old_day), "rule_id": "DF15154.30.XI",
+             "status": "upheld"}])])
     behind, in_step = _device(hq, tmp_path, "behind"), _device(hq, tmp_path, "in-step")
     assert sync.sync_once(behind).ok and sync.sync_once(in_step).ok
     assert {r[0] for r in behind.conn.execute("SELECT id FROM ref_vehicles")} == {
@@ -92,7 +96,8 @@ def test_compaction_snapshot_and_expiry_through_the_real_client(hq, tmp_path):
     assert summary.ok and not summary.resynced, summary.as_json()
     assert any("cópia completa" in p for p in summary.problems)
     assert {r[0] for r in behind.conn.execute("SELECT id FROM ref_vehicles")} == {"hq-v1"}
-    assert {r[0] for r in behind.conn.execute("SELECT id FROM ref_history")} == {"new:0"}
+    assert {r[0] for r in behind.conn.execute("SELECT id FROM ref_history")} == {
+        "new:0", "drunk:0"}
     assert behind.conn.execute("SELECT name FROM ref_permit_holders").fetchone()[0] == \
         "Viação Cerrado Transportes S.A."
 

@@ -33,10 +33,13 @@ def upgrade() -> None:
         sa.Column("date", sa.String(10), nullable=False),
         sa.Column("status", sa.String(40)),
         sa.Column("row", sa.Text(), nullable=False),
+        sa.Column("rule_id", sa.String(80)),
         sa.PrimaryKeyConstraint("key", name="pk_history_facts"),
     )
     op.create_index("ix_history_facts_holder_key_date", "history_facts",
                     ["holder_key", "date"])
+    op.create_index("ix_history_facts_holder_key_rule_id", "history_facts",
+                    ["holder_key", "rule_id"])
     op.create_table(
         "pull_compactions",
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
@@ -60,8 +63,10 @@ def upgrade() -> None:
             "WHERE table_name = 'history' AND deleted = :no"), {"no": False}).all():
         row = json.loads(text)
         if holder_key and isinstance(row.get("date"), str):
+            rule = row.get("rule_id")
             facts.append({"k": key, "h": holder_key, "d": row["date"][:10],
-                          "s": row.get("status"), "r": text})
+                          "s": row.get("status"), "r": text,
+                          "u": str(rule)[:80] if rule is not None else None})
         if len(facts) >= 5000:
             _insert(conn, facts)
             facts = []
@@ -70,8 +75,8 @@ def upgrade() -> None:
 
 def _insert(conn: sa.Connection, facts: list[dict[str, object]]) -> None:
     if facts:
-        conn.execute(sa.text("INSERT INTO history_facts (key, holder_key, date, status, row) "
-                             "VALUES (:k, :h, :d, :s, :r)"), facts)
+        conn.execute(sa.text("INSERT INTO history_facts (key, holder_key, date, status, row, "
+                             "rule_id) VALUES (:k, :h, :d, :s, :r, :u)"), facts)
 
 
 def downgrade() -> None:
@@ -80,5 +85,6 @@ def downgrade() -> None:
     op.drop_index("ix_records_plate_key_occurred_on", table_name="records")
     op.create_index("ix_records_plate_key", "records", ["plate_key"])
     op.drop_table("pull_compactions")
+    op.drop_index("ix_history_facts_holder_key_rule_id", table_name="history_facts")
     op.drop_index("ix_history_facts_holder_key_date", table_name="history_facts")
     op.drop_table("history_facts")
