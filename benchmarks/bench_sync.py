@@ -109,7 +109,8 @@ def _serve(argv: list[str], port: int, ready_path: str,
 
 def _tail(log: Any, size: int = 2000) -> str:
     log.seek(0)
-    return log.read()[-size:].decode(errors="replace")
+    text: bytes = log.read()
+    return text[-size:].decode(errors="replace")
 
 
 def _serve_hq(settings: Settings, workers: int = 1,
