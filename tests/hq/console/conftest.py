@@ -86,7 +86,11 @@ def http(console: RunningHQ) -> Iterator[Callable[[str], httpx.Client]]:
 # --- the browser ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+# One browser per test module, not per session: Playwright's sync API keeps an asyncio event
+# loop running on this thread while it is open, and every later test that calls
+# ``asyncio.run`` (the blob stores, say) would fail with "cannot be called from a running
+# event loop".
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         pytest.skip("Chromium is not installed (apt-get install chromium)")
