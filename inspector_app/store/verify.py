@@ -134,8 +134,40 @@ def _check_records(store: Store, report: Report, public_key: bytes | None,
             report.add(f"{label}: signature text is not the one sealed (altered)")
         if not isinstance(seq, int):
             report.add(f"{label}: journal_seq {seq!r} is not a number")
+        else:
+            _against_journal_and_numbers(store, report, values, digest, seq)
     _name_blobs(store, named)
     progress("records", report.records, total)
+
+
+def _against_journal_and_numbers(store: Store, report: Report, values: dict[str, object],
+                                 digest: object, seq: int) -> None:
+    """The record's journal entry (by its unique record id) and its number's accounting
+    row (by primary key): looked up from the record, so the big records table is read
+    once, in order, and never probed at random."""
+    rid = values["id"]
+    entry = store.conn.execute(
+        "SELECT seq, kind, record_sha256, created_at FROM journal WHERE record_id = ?",
+        [rid]).fetchone()
+    # No entry at all: reported by _check_journal ("has no journal entry").
+    if entry is not None and tuple(entry) != (seq, values["kind"], digest,
+                                              values["created_at"]):
+        report.add(f"journal entry {entry[0]}: does not match record {rid} (kind, hash, seq "
+                   "or time)")
+    series, number = values["series"], values["number"]
+    if number is None:
+        return
+    usage = store.conn.execute(
+        "SELECT status, record_id FROM number_usage WHERE series = ? AND number = ?",
+        [series, number]).fetchone()
+    if usage is None:
+        return  # reported by _check_numbers
+    status, used_by = usage
+    label = f"number {series}-{number}"
+    if used_by != rid:
+        report.add(f"{label}: used by {used_by} but carried by record {rid}")
+    if (status == "voided") != (values["kind"] == "numero_anulado"):
+        report.add(f"{label}: status {status} does not match record kind {values['kind']}")
 
 
 def _name_blobs(store: Store, named: list[tuple[str, str]]) -> None:
@@ -158,12 +190,10 @@ def _check_journal(store: Store, report: Report, progress: Progress,
                        "ended at (journal rewritten): run a full verify")
     rows = store.conn.execute(
         "SELECT j.seq, j.record_id, j.kind, j.record_sha256, j.prev_hash, j.entry_hash, "
-        "j.created_at, r.id, r.kind, r.sha256, r.journal_seq, r.created_at "
-        "FROM journal j LEFT JOIN records r ON r.id = j.record_id WHERE j.seq > ? "
-        "ORDER BY j.seq", [start])
+        "j.created_at, EXISTS (SELECT 1 FROM records r WHERE r.id = j.record_id) "
+        "FROM journal j WHERE j.seq > ? ORDER BY j.seq", [start])
     expected_seq = start + 1
-    for (seq, rid, kind, rsha, prev_hash, entry_hash, created_at, r_id, r_kind, r_sha, r_seq,
-         r_created) in rows:
+    for seq, rid, kind, rsha, prev_hash, entry_hash, created_at, r_exists in rows:
         report.journal_entries += 1
         if report.journal_entries % _EVERY == 0:
             progress("journal", report.journal_entries, 0)
@@ -177,11 +207,8 @@ def _check_journal(store: Store, report: Report, progress: Progress,
             report.add(f"{label}: entry hash does not match its content (altered)")
         prev = entry_hash
         report.last_seq, report.last_entry_hash = seq, entry_hash
-        if r_id is None:
+        if not r_exists:
             report.add(f"{label}: record {rid} is missing")
-            continue
-        if (r_kind, r_sha, r_seq, r_created) != (kind, rsha, seq, created_at):
-            report.add(f"{label}: does not match record {rid} (kind, hash, seq or time)")
     if since is not None and report.last_seq == 0:
         report.last_seq, report.last_entry_hash = since.seq, since.entry_hash
     for (rid,) in store.conn.execute(
@@ -196,10 +223,10 @@ def _check_numbers(store: Store, report: Report, progress: Progress) -> None:
     expected = {r.id: r.first for r in all_ranges}
     missing: dict[str, list[int]] = {r.id: [] for r in all_ranges}
     missing_count = dict.fromkeys(expected, 0)
-    for done, (series, number, status, rid, r_id, r_kind) in enumerate(store.conn.execute(
-            "SELECT u.series, u.number, u.status, u.record_id, r.id, r.kind "
-            "FROM number_usage u LEFT JOIN records r ON r.series = u.series "
-            "AND r.number = u.number ORDER BY u.series, u.number"), start=1):
+    for done, (series, number, status, _rid, carried) in enumerate(store.conn.execute(
+            "SELECT u.series, u.number, u.status, u.record_id, EXISTS (SELECT 1 FROM "
+            "records r WHERE r.series = u.series AND r.number = u.number) "
+            "FROM number_usage u ORDER BY u.series, u.number"), start=1):
         if done % _EVERY == 0:
             progress("numbers", done, 0)
         label = f"number {series}-{number}"
@@ -217,13 +244,10 @@ def _check_numbers(store: Store, report: Report, progress: Progress) -> None:
                 missing[r.id].extend(list(gap)[: max(0, 11 - len(missing[r.id]))])
                 missing_count[r.id] += len(gap)
             expected[r.id] = number + 1
-        if r_id is None:
+        if not carried:
             report.add(f"{label}: marked {status} but no sealed record carries it")
-        else:
-            if r_id != rid:
-                report.add(f"{label}: used by {rid} but carried by record {r_id}")
-            if (status == "voided") != (r_kind == "numero_anulado"):
-                report.add(f"{label}: status {status} does not match record kind {r_kind}")
+        # Who carries it and whether the kind matches: checked from each record
+        # (_against_journal_and_numbers), where the record's row is already read.
     for rid, series, number in store.conn.execute(
             "SELECT r.id, r.series, r.number FROM records r WHERE r.number IS NOT NULL AND "
             "NOT EXISTS (SELECT 1 FROM number_usage u WHERE u.series = r.series AND "
@@ -349,6 +373,8 @@ def verify_store(store: Store, *, progress: Progress | None = None,
     report = Report(since_seq=since.seq if since else 0)
     previous = store.conn.text_factory
     store.conn.text_factory = _lenient_text
+    cache = store.conn.execute("PRAGMA cache_size").fetchone()[0]
+    store.conn.execute("PRAGMA cache_size = -32768")  # 32 MiB while it runs, then as before
     store.conn.execute("CREATE TEMP TABLE IF NOT EXISTS verify_blobs "
                        "(sha TEXT PRIMARY KEY, named_by TEXT NOT NULL)")
     store.conn.execute("DELETE FROM temp.verify_blobs")
@@ -356,6 +382,7 @@ def verify_store(store: Store, *, progress: Progress | None = None,
         return _verify(store, report, progress or _quiet, since)
     finally:
         store.conn.execute("DROP TABLE IF EXISTS temp.verify_blobs")
+        store.conn.execute(f"PRAGMA cache_size = {int(cache)}")
         store.conn.text_factory = previous
 
 
