@@ -173,6 +173,17 @@ def upsert_tables(conn: Connection,
             wanted[reference_key(table, row)] = (row, row_json(row))
         keys = list(wanted)
         held: dict[str, Any] = {}
+        if conn.dialect.name == "postgresql" and keys:
+            # One index lookup per key (issue 19): ``table_name = … AND key IN (…)`` made
+            # PostgreSQL read the table's every key from the index, a batch costing more
+            # with every history row held.
+            for found in conn.execute(sql_text(
+                    "SELECT r.key, r.row, r.deleted FROM unnest(CAST(:keys AS text[])) AS w(k) "
+                    "CROSS JOIN LATERAL (SELECT key, row, deleted FROM reference_rows "
+                    "WHERE table_name = :t AND key = w.k LIMIT 1) AS r"),
+                    {"keys": keys, "t": table}):
+                held[found.key] = found
+            keys = []
         for start in range(0, len(keys), 500):
             for found in conn.execute(
                 select(reference_rows.c.key, reference_rows.c.row,
