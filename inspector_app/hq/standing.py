@@ -4,7 +4,7 @@ After each accepted ``auto_infracao`` HQ appends its infractions to the ``histor
 reference table (status ``pending``, points as the engine computed them in the sealed
 outcome); a ``cancelamento`` of that auto marks them ``cancelled``; an administrator may
 change them through the registry (``registry._restate``). Then the holder's
-standing is recomputed from every history row HQ holds for it and published in the
+standing is recomputed and published in the
 ``standing`` reference table through the same pull log (``changes``). Devices keep it in
 ``ref_standing`` (store migration ``0004_standing``) and show it, labelled as HQ's with its
 ``as_of`` date, beside their own computation; their rules engine does not read it. An

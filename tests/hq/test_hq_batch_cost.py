@@ -14,7 +14,6 @@ import random
 import uuid
 from typing import Any
 
-import pytest
 from hqkit import database_url
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.pool import StaticPool
@@ -88,7 +87,7 @@ def _measure(engine: Any, device: _Device, blobs: Any, start: int
     batch = [device.auto(rng, start + i) for i in range(BATCH)]
     statements: list[str] = []
 
-    def count(conn, cursor, statement, *args):  # noqa: ANN001
+    def count(conn, cursor, statement, *args):
         statements.append(statement)
 
     before = _rows_read(engine)
