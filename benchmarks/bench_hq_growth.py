@@ -160,7 +160,7 @@ def _serve_hq(settings: Settings) -> Iterator[tuple[str, int]]:
 
     port = _free_port()
     hq = Path(sys.executable).with_name("inspector-hq")
-    log = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
     proc = subprocess.Popen(
         [str(hq) if hq.exists() else "inspector-hq", "serve", "--database-url",
          settings.database_url, "--blob-dir", str(settings.blob_dir), "--port", str(port),
