@@ -48,6 +48,10 @@ devices = Table(
     Column("enrolled_from", String(64)),
     Column("revoked_at", String(40)),
     Column("last_seen_at", String(40)),
+    # The latest pull-log compaction this device pulled after (pull_compactions.id): a
+    # cursor behind that compaction's floor is then its own snapshot in progress, not a
+    # cursor from before it (Alembic 0006_i19).
+    Column("pull_compaction", BigInteger, nullable=False, server_default="0"),
 )
 
 enrolment_codes = Table(
