@@ -160,14 +160,16 @@ def _serve_hq(settings: Settings) -> Iterator[tuple[str, int]]:
 
     port = _free_port()
     hq = Path(sys.executable).with_name("inspector-hq")
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
     proc = subprocess.Popen(
         [str(hq) if hq.exists() else "inspector-hq", "serve", "--database-url",
          settings.database_url, "--blob-dir", str(settings.blob_dir), "--port", str(port),
          "--log-level", "warning", "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # stderr to a file: a pipe nobody reads would fill up and stop the server.
+        stdout=subprocess.DEVNULL, stderr=log)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 180  # a loaded machine starts it slowly
         while True:
             try:
                 if httpx.get(url + f"{API_PREFIX}/health", timeout=1).status_code < 500:
@@ -175,11 +177,13 @@ def _serve_hq(settings: Settings) -> Iterator[tuple[str, int]]:
             except httpx.TransportError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                log.seek(0)
+                err = log.read().decode(errors="replace")
                 raise RuntimeError(f"HQ did not start: {err[-2000:]}")
             time.sleep(0.05)
         yield url, proc.pid
     finally:
+        log.close()
         proc.terminate()
         try:
             proc.wait(timeout=10)
@@ -362,7 +366,7 @@ def run() -> list[dict[str, object]]:
                     f"{label} — new device pull from cursor 0", secs * 1000, secs * 1000,
                     f"{got:,} changes, {size / 2**20:.1f} MiB; pull log {changes:,} rows; "
                     f"DB {db_mib:.0f} MiB; HQ RSS {rss:.0f} MiB"))
-                _progress(rows[-3]["vs"] + " | " + rows[-2]["vs"] + " | " + rows[-1]["vs"])
+                _progress(" | ".join(str(r["vs"]) for r in rows[-3:]))
                 said = _compact(settings)
                 if said is not None:
                     changes, db_mib = _db_figures(engine)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, insert, or_, select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.exc import IntegrityError
 
 from inspector_app.hq.autos_index import on_stored
@@ -408,6 +409,17 @@ def _numbers_taken(conn: Connection,
             wanted.setdefault(record.series, set()).add(record.number)
     if not wanted:
         return {}
+    if conn.dialect.name == "postgresql":
+        # One index lookup per number (issue 19): ``series = … AND number IN (…)`` made
+        # PostgreSQL read every number of the series from the index, a batch costing more
+        # with every record held.
+        pairs = [(series, n) for series, numbers in wanted.items() for n in sorted(numbers)]
+        found = conn.execute(sql_text(
+            "SELECT r.series, r.number, r.id FROM unnest(CAST(:series AS text[]), "
+            "CAST(:numbers AS bigint[])) AS w(s, n) "
+            "JOIN records r ON r.series = w.s AND r.number = w.n"),
+            {"series": [p[0] for p in pairs], "numbers": [p[1] for p in pairs]})
+        return {(row.series, int(row.number)): row.id for row in found}
     rows = conn.execute(select(records.c.series, records.c.number, records.c.id).where(
         or_(*(and_(records.c.series == series, records.c.number.in_(numbers))
               for series, numbers in wanted.items()))))

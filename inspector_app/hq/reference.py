@@ -22,6 +22,7 @@ from sqlalchemy import text as sql_text
 from inspector_app.hq.core.db import utc_now
 from inspector_app.hq.tables import (
     changes,
+    devices,
     history_facts,
     pull_compactions,
     records,
@@ -173,6 +174,17 @@ def upsert_tables(conn: Connection,
             wanted[reference_key(table, row)] = (row, row_json(row))
         keys = list(wanted)
         held: dict[str, Any] = {}
+        if conn.dialect.name == "postgresql" and keys:
+            # One index lookup per key (issue 19): ``table_name = … AND key IN (…)`` made
+            # PostgreSQL read the table's every key from the index, a batch costing more
+            # with every history row held.
+            for found in conn.execute(sql_text(
+                    "SELECT r.key, r.row, r.deleted FROM unnest(CAST(:keys AS text[])) AS w(k) "
+                    "CROSS JOIN LATERAL (SELECT key, row, deleted FROM reference_rows "
+                    "WHERE table_name = :t AND key = w.k LIMIT 1) AS r"),
+                    {"keys": keys, "t": table}):
+                held[found.key] = found
+            keys = []
         for start in range(0, len(keys), 500):
             for found in conn.execute(
                 select(reference_rows.c.key, reference_rows.c.row,
@@ -280,10 +292,13 @@ def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int,
         if int(held) < acked:
             return PullPage(changes=[], next_cursor=0, more=True, resync=True)
     if cursor > 0:
-        floor = int(conn.execute(select(func.coalesce(func.max(pull_compactions.c.floor_seq),
-                                                      0))).scalar_one())
+        latest = conn.execute(select(pull_compactions.c.id, pull_compactions.c.floor_seq)
+                              .order_by(pull_compactions.c.id.desc()).limit(1)).first()
+        floor, compaction = (int(latest.floor_seq), int(latest.id)) if latest else (0, 0)
+        seen = conn.execute(select(devices.c.pull_compaction)
+                            .where(devices.c.id == device_id)).scalar_one_or_none()
         at = conn.execute(select(changes).where(changes.c.seq == cursor)).first()
-        if cursor < floor or (cursor == floor and at is None):
+        if (seen or 0) != compaction and (cursor < floor or (cursor == floor and at is None)):
             # Behind the compaction point (hq/compaction.py): tombstones it has not seen
             # may be gone. A snapshot, or a resync for an app that knows no snapshots.
             return PullPage(changes=[], next_cursor=0, more=True, resync=not snapshots,
@@ -292,6 +307,7 @@ def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int,
                 tag is not None and tag != change_tag(at.seq, at.table_name, at.key, at.op,
                                                       json.loads(at.row))):
             return PullPage(changes=[], next_cursor=0, more=True, resync=True)
+    _note_compaction_seen(conn, device_id)
     rows = conn.execute(
         select(changes)
         .where(
@@ -312,6 +328,15 @@ def pull_page(conn: Connection, *, device_id: str, cursor: int, limit: int,
         next_cursor=page[-1].seq if page else cursor,
         more=len(rows) > limit,
     )
+
+
+def _note_compaction_seen(conn: Connection, device_id: str) -> None:
+    """The device pulls after the latest compaction (from 0, or in step past its floor): a
+    later cursor of it below that floor is its snapshot going on (issue 19)."""
+    latest = select(func.coalesce(func.max(pull_compactions.c.id), 0)).scalar_subquery()
+    conn.execute(update(devices).where(devices.c.id == device_id,
+                                       devices.c.pull_compaction != latest)
+                 .values(pull_compaction=latest))
 
 
 def last_seq(conn: Connection) -> int:

@@ -4,7 +4,7 @@ After each accepted ``auto_infracao`` HQ appends its infractions to the ``histor
 reference table (status ``pending``, points as the engine computed them in the sealed
 outcome); a ``cancelamento`` of that auto marks them ``cancelled``; an administrator may
 change them through the registry (``registry._restate``). Then the holder's
-standing is recomputed from every history row HQ holds for it and published in the
+standing is recomputed and published in the
 ``standing`` reference table through the same pull log (``changes``). Devices keep it in
 ``ref_standing`` (store migration ``0004_standing``) and show it, labelled as HQ's with its
 ``as_of`` date, beside their own computation; their rules engine does not read it. An
@@ -30,18 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    String,
-    and_,
-    func,
-    insert,
-    literal,
-    or_,
-    select,
-    tuple_,
-    union_all,
-)
+from sqlalchemy import Connection, func, insert, select, tuple_
+from sqlalchemy import text as sql_text
 
 from inspector_app.domain.deadlines import WINDOW_LAST_DAY_INCLUDED, add_months, within_window
 from inspector_app.hq.reference import (
@@ -312,45 +302,71 @@ def rows_in_horizon(history: Sequence[Mapping[str, Any]], months: int,
 def _window_histories(conn: Connection, horizons: Mapping[str, int]
                       ) -> dict[str, tuple[dt.date | None, list[dict[str, Any]]]]:
     """Per holder (key → widest window in months): the date its standing is as of and the
-    history rows inside that window, from ``history_facts``, with the rows of the timeless
-    rules (:func:`timeless_rules`) whatever their date. Three statements per 200 holders:
-    the latest counted date of each (one index probe each, newest first), each one's rows
-    from its window's floor (an index range each), and its timeless rules' rows (an index
-    range on holder and rule: a handful at most)."""
-    timeless = timeless_rules(conn)
+    history rows inside that window, from ``history_facts``. On PostgreSQL two statements
+    for all the holders: the latest counted date of each (one index probe each, newest
+    first), then each one's rows from its window's floor (an index range each). On SQLite
+    the same two per holder. Then, for all of them, the rows of the timeless rules
+    (:func:`timeless_rules`, art. 39 II) dated before the window: one statement, an index
+    range on (holder, rule) each, a handful of rows at most."""
     found: dict[str, tuple[dt.date | None, list[dict[str, Any]]]] = {
         key: (None, []) for key in horizons}
     keys = sorted(horizons)
-    f = history_facts.c
-    for start in range(0, len(keys), 200):
-        chunk = keys[start:start + 200]
-        probes = [select(literal(key, String()).label("k"),
-                         select(f.date).where(f.holder_key == key,
-                                              f.status.is_(None)
-                                              | f.status.not_in(UNCOUNTED_STATUSES))
-                         .order_by(f.date.desc()).limit(1).scalar_subquery().label("d"))
-                  for key in chunk]
-        ends = {str(k): dt.date.fromisoformat(str(d)) for k, d in
-                conn.execute(union_all(*probes) if len(probes) > 1 else probes[0])
-                if d is not None}
-        if not ends:
-            continue
-        ranges = [and_(f.holder_key == key,
-                       f.date >= window_floor(end, horizons[key]).isoformat())
-                  for key, end in ends.items()]
-        rows: dict[str, list[dict[str, Any]]] = {key: [] for key in ends}
+    if not keys:
+        return found
+    if conn.dialect.name == "postgresql":
+        ends = {str(k): dt.date.fromisoformat(str(d)) for k, d in conn.execute(
+            sql_text(_PG_ENDS), {"keys": keys, "uncounted": list(UNCOUNTED_STATUSES)})
+            if d is not None}
+        held = sorted(ends)
+        rows: dict[str, list[dict[str, Any]]] = {key: [] for key in held}
+        if held:
+            for key, text in conn.execute(sql_text(_PG_WINDOWS), {
+                    "keys": held,
+                    "floors": [window_floor(ends[k], horizons[k]).isoformat() for k in held]}):
+                rows[str(key)].append(json.loads(text))
+    else:
+        f = history_facts.c
+        ends, rows = {}, {}
+        for key in keys:
+            end = conn.execute(select(f.date).where(
+                f.holder_key == key, f.status.is_(None) | f.status.not_in(UNCOUNTED_STATUSES))
+                .order_by(f.date.desc()).limit(1)).scalar_one_or_none()
+            if end is None:
+                continue
+            ends[key] = dt.date.fromisoformat(str(end))
+            rows[key] = [json.loads(t) for t in conn.execute(
+                select(f.row).where(f.holder_key == key,
+                                    f.date >= window_floor(ends[key], horizons[key])
+                                    .isoformat()).order_by(f.date, f.key)).scalars()]
+    if ends:
+        timeless = timeless_rules(conn)
+        f = history_facts.c
+        older: dict[str, list[dict[str, Any]]] = {key: [] for key in ends}
         for key, text, date in conn.execute(
                 select(f.holder_key, f.row, f.date).where(
-                    f.holder_key.in_(list(ends)), f.rule_id.in_(timeless))
+                    f.holder_key.in_(sorted(ends)), f.rule_id.in_(timeless))
                 .order_by(f.holder_key, f.date, f.key)):
-            if date < window_floor(ends[key], horizons[key]).isoformat():  # else read below
-                rows[key].append(json.loads(text))
-        for key, text in conn.execute(select(f.holder_key, f.row).where(or_(*ranges))
-                                      .order_by(f.holder_key, f.date, f.key)):
-            rows[key].append(json.loads(text))
-        for key, end in ends.items():
-            found[key] = (end, rows[key])
+            if date < window_floor(ends[key], horizons[key]).isoformat():  # else read above
+                older[key].append(json.loads(text))
+        rows = {key: older[key] + rows[key] for key in ends}
+    for key, end in ends.items():
+        found[key] = (end, rows[key])
     return found
+
+
+_PG_ENDS = """
+SELECT k, (SELECT f.date FROM history_facts f
+           WHERE f.holder_key = k
+             AND (f.status IS NULL OR f.status <> ALL(CAST(:uncounted AS text[])))
+           ORDER BY f.date DESC LIMIT 1)
+FROM unnest(CAST(:keys AS text[])) AS k
+"""
+_PG_WINDOWS = """
+SELECT f.holder_key, f.row
+FROM unnest(CAST(:keys AS text[]), CAST(:floors AS text[])) AS w(k, floor)
+JOIN history_facts f ON f.holder_key = w.k AND f.date >= w.floor
+ORDER BY f.holder_key, f.date, f.key
+"""
 
 
 def standing_of(conn: Connection, holder_key: str) -> dict[str, Any] | None:
@@ -508,20 +524,8 @@ def _flag_duplicates(conn: Connection, autos: Sequence[_Auto], device_id: str,
     if not with_plate:
         return
     pairs = sorted({(a.plate_key, a.date) for a in with_plate})
-    ranked = select(
-        records.c.id, records.c.device_id, records.c.payload, records.c.plate_key,
-        records.c.occurred_on,
-        func.row_number().over(partition_by=(records.c.plate_key, records.c.occurred_on),
-                               order_by=(records.c.received_at, records.c.id)).label("n"),
-    ).where(
-        records.c.kind == "auto_infracao",
-        tuple_(records.c.plate_key, records.c.occurred_on).in_(pairs),
-        records.c.device_id != device_id,
-    ).subquery()
     others: dict[tuple[str, str], list[tuple[str, str, set[str]]]] = {}
-    for other in conn.execute(select(ranked).where(ranked.c.n <= MAX_DUPLICATE_CANDIDATES)
-                              .order_by(ranked.c.plate_key, ranked.c.occurred_on,
-                                        ranked.c.n)):
+    for other in _duplicate_candidates(conn, pairs, device_id):
         try:
             envelope = json.loads(other.payload)
         except ValueError:
@@ -542,6 +546,42 @@ def _flag_duplicates(conn: Connection, autos: Sequence[_Auto], device_id: str,
                 break
     if rows:
         conn.execute(insert(suspected_duplicates), rows)
+
+
+_PG_DUPLICATE_CANDIDATES = """
+SELECT r.id, r.device_id, r.payload, r.plate_key, r.occurred_on
+FROM unnest(CAST(:plates AS text[]), CAST(:days AS text[])) AS p(plate, day)
+CROSS JOIN LATERAL (
+    SELECT id, device_id, payload, plate_key, occurred_on, received_at FROM records
+    WHERE kind = 'auto_infracao' AND plate_key = p.plate AND occurred_on = p.day
+      AND device_id <> :device
+    ORDER BY received_at, id LIMIT :n) AS r
+ORDER BY r.plate_key, r.occurred_on, r.received_at, r.id
+"""
+
+
+def _duplicate_candidates(conn: Connection, pairs: Sequence[tuple[str | None, str]],
+                          device_id: str) -> Any:
+    """The first :data:`MAX_DUPLICATE_CANDIDATES` autos received from other devices for
+    each (plate, day), in that order. On PostgreSQL one index range per pair on
+    ``ix_records_plate_key_occurred_on`` (issue 19: never a scan of the plate's other days
+    or of the table, whatever the planner thinks of a small one)."""
+    if conn.dialect.name == "postgresql":
+        return conn.execute(sql_text(_PG_DUPLICATE_CANDIDATES), {
+            "plates": [p for p, _ in pairs], "days": [d for _, d in pairs],
+            "device": device_id, "n": MAX_DUPLICATE_CANDIDATES})
+    ranked = select(
+        records.c.id, records.c.device_id, records.c.payload, records.c.plate_key,
+        records.c.occurred_on,
+        func.row_number().over(partition_by=(records.c.plate_key, records.c.occurred_on),
+                               order_by=(records.c.received_at, records.c.id)).label("n"),
+    ).where(
+        records.c.kind == "auto_infracao",
+        tuple_(records.c.plate_key, records.c.occurred_on).in_(pairs),
+        records.c.device_id != device_id,
+    ).subquery()
+    return conn.execute(select(ranked).where(ranked.c.n <= MAX_DUPLICATE_CANDIDATES)
+                        .order_by(ranked.c.plate_key, ranked.c.occurred_on, ranked.c.n))
 
 
 def count_suspected_duplicates(conn: Connection) -> int:

@@ -53,6 +53,10 @@ devices = Table(
     Column("last_contact_at", String(40)),
     Column("pending_reported", Integer),
     Column("pending_reported_at", String(40)),
+    # The latest pull-log compaction this device pulled after (pull_compactions.id): a
+    # cursor behind that compaction's floor is then its own snapshot in progress, not a
+    # cursor from before it (Alembic 0006_i19).
+    Column("pull_compaction", BigInteger, nullable=False, server_default="0"),
 )
 
 enrolment_codes = Table(

@@ -778,14 +778,17 @@ def _pull_snapshot(store: Store, client: httpx.Client, summary: SyncSummary,
     snapshot: the latest row of everything live) and apply it at once, deleting the rows
     it does not hold, in one transaction; the registry stays as it was until then."""
     pages: list[PullPage] = []
-    cursor = 0
+    cursor, tag = 0, None
     while True:
-        page = _get_page(store, client, cursor, limit)
+        page = _get_page(store, client, cursor, limit, tag)
         if page.resync or page.snapshot:
             raise SyncError("HQ asked for a snapshot from cursor 0",
                             "A sede pediu uma cópia completa duas vezes seguidas; avise a "
                             "sede.")
         pages.append(page)
+        if page.changes:
+            last = page.changes[-1]
+            tag = change_tag(last.seq, last.table, last.key, last.op, last.row)
         summary.pages += 1
         summary.pulled += len(page.changes)
         cursor = page.next_cursor
@@ -796,13 +799,16 @@ def _pull_snapshot(store: Store, client: httpx.Client, summary: SyncSummary,
                             "completa: a sede compactou o registro de alterações)")
 
 
-def _get_page(store: Store, client: httpx.Client, cursor: int, limit: int) -> PullPage:
+def _get_page(store: Store, client: httpx.Client, cursor: int, limit: int,
+              tag: str | None = None) -> PullPage:
+    """One pull page after ``cursor``; ``tag`` is the last change applied (else the
+    store's, for a snapshot the last change of its previous page, still in memory)."""
     # ``pending``: what is left to send after the push, for HQ's Painel; ``snapshot``: the
     # device takes one when it is behind the log's compaction point (an older HQ ignores
     # both parameters).
     params: dict[str, Any] = {"cursor": cursor, "limit": limit, "acked": acked_count(store),
                               "pending": pending_count(store), "snapshot": "true"}
-    tag = store.meta(META_PULL_TAG)
+    tag = tag or store.meta(META_PULL_TAG)
     if cursor > 0 and tag:
         params["tag"] = tag
     response = client.get(f"{API_PREFIX}/pull", params=params)

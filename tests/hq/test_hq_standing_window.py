@@ -145,3 +145,27 @@ def test_two_drunkenness_autos_years_apart_still_propose_cassacao(engine):
     assert standing is not None and standing["cassacao_proposed"]
     proposal = json.loads(standing["cassacao_json"])
     assert proposal["ground"] == "DF15154.39.II" and proposal["provisional"] is False
+
+
+def test_migration_0006_i19_copies_the_history_held_into_history_facts(tmp_path):
+    from alembic import command
+    from sqlalchemy import text
+
+    from inspector_app.hq.core.db import alembic_config
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'hq.db'}")
+    command.upgrade(alembic_config(engine), "0004_i14a")
+    row = _row(1, 100, "upheld", 5, 1)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO reference_rows (table_name, key, row, deleted, seq, "
+                          "holder_key) VALUES ('history', :k, :r, false, 1, 'H1')"),
+                     {"k": row["id"], "r": json.dumps(row)})
+    command.upgrade(alembic_config(engine), "head")
+    with engine.begin() as conn:
+        facts = conn.execute(text("SELECT key, holder_key, date, status FROM history_facts")
+                             ).all()
+        assert [tuple(f) for f in facts] == [("a1:0", "H1", row["date"], "upheld")]
+        publish_standings(conn, {"H1": None})
+        assert json.loads(standing_of(conn, "H1")["points_json"])["4"] == 5
+    command.downgrade(alembic_config(engine), "0004_i14a")
+    engine.dispose()

@@ -92,7 +92,7 @@ def test_compaction_snapshot_and_expiry_through_the_real_client(hq, tmp_path):
     # HQ keeps the expired row as a fact of the holder's history.
     assert hq.scalar("SELECT count(*) FROM history_facts WHERE key = 'old:0'") == 1
 
-    summary = sync.sync_once(behind)
+    summary = sync.sync_once(behind, pull_limit=2)  # a snapshot over several pages
     assert summary.ok and not summary.resynced, summary.as_json()
     assert any("cópia completa" in p for p in summary.problems)
     assert {r[0] for r in behind.conn.execute("SELECT id FROM ref_vehicles")} == {"hq-v1"}

@@ -50,6 +50,9 @@ def upgrade() -> None:
         sa.Column("expired", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_pull_compactions"),
     )
+    with op.batch_alter_table("devices") as batch:
+        batch.add_column(sa.Column("pull_compaction", sa.BigInteger(), nullable=False,
+                                   server_default="0"))
     op.drop_index("ix_records_plate_key", table_name="records")
     op.create_index("ix_records_plate_key_occurred_on", "records", ["plate_key", "occurred_on"])
     op.drop_index("ix_changes_device_id", table_name="changes")
@@ -86,5 +89,7 @@ def downgrade() -> None:
     op.create_index("ix_records_plate_key", "records", ["plate_key"])
     op.drop_table("pull_compactions")
     op.drop_index("ix_history_facts_holder_key_rule_id", table_name="history_facts")
+    with op.batch_alter_table("devices") as batch:
+        batch.drop_column("pull_compaction")
     op.drop_index("ix_history_facts_holder_key_date", table_name="history_facts")
     op.drop_table("history_facts")

@@ -42,7 +42,7 @@ def get_pull(
     if device.last_seen_at is None:
         mark_seen(state.engine, device.id)
     note_contact(state.engine, device.id, pending=pending)
-    with state.engine.connect() as conn:
+    with state.engine.begin() as conn:
         page = pull_page(conn, device_id=device.id, cursor=cursor, limit=limit, tag=tag,
                          acked=acked, snapshots=snapshot)
     if page.snapshot:
