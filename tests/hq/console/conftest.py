@@ -86,7 +86,9 @@ def http(console: RunningHQ) -> Iterator[Callable[[str], httpx.Client]]:
 # --- the browser ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+# Per test module: Playwright's sync API keeps an asyncio loop running in the main thread
+# while it is open, and later modules (tests/hq/test_hq_blob_stores.py) call asyncio.run().
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         pytest.skip("Chromium is not installed (apt-get install chromium)")
