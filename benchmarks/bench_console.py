@@ -162,7 +162,7 @@ def _measure(client: httpx.Client, fill_s: float, label: str) -> list[dict[str, 
                     "ate": f"{y + (m == 12)}-{(m % 12) + 1:02d}-01"} for y, m in months],
                   "auto(s)"))
     deep = min(1000, max(1, AUTOS // 50))
-    cases.append((f"page {deep:,}, no filter".replace(",", "."),
+    cases.append((f"page {deep:_}".replace("_", ".") + ", no filter",
                   [{"pagina": str(deep)} for _ in range(SAMPLES)], "página"))
     rows = [stats.row(f"{label}: /api/v1/health (bare request)", health,
                       f"fill {fill_s:.1f} s")]

@@ -236,3 +236,17 @@ def test_console_pages_allow_only_their_own_files(console: RunningHQ, http) -> N
     assert page.headers["cache-control"] == "no-store"
     for name in ("htmx.min.js", "leaflet.js", "leaflet.css", "console.js", "console.css"):
         assert http("consulta").get(f"/console/static/{name}").status_code == 200
+
+
+def test_console_settings_from_the_environment(tmp_path) -> None:
+    from inspector_app.hq.core.config import Settings, limits_from_env
+
+    values = limits_from_env({"HQ_CONSOLE_SECURE_COOKIE": "0", "HQ_CONSOLE_IDLE_MINUTES": "10",
+                              "HQ_CONSOLE_TILE_URL": " https://t.example/{z}/{x}/{y}.png "})
+    assert values == {"console_secure_cookie": False, "console_idle_minutes": 10,
+                      "console_tile_url": "https://t.example/{z}/{x}/{y}.png"}
+    assert limits_from_env({"HQ_CONSOLE_SECURE_COOKIE": "yes"})["console_secure_cookie"] is True
+    with pytest.raises(ValueError, match="HQ_CONSOLE_LOCKOUT_FAILURES"):
+        limits_from_env({"HQ_CONSOLE_LOCKOUT_FAILURES": "cinco"})
+    with pytest.raises(ValueError, match="HQ_CONSOLE_TILE_URL"):
+        Settings(database_url="sqlite://", blob_dir=tmp_path, console_tile_url="file:///etc")
