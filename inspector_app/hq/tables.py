@@ -426,3 +426,12 @@ auto_index = Table(
     Index("ix_auto_index_number", "series", "number"),
     Index("ix_auto_index_code", "verification_code"),
 )
+
+# The Painel's counts of a day or a month by órgão, agent and place read these indexes
+# alone (index-only scans on PostgreSQL); Alembic 0006_i15c.
+Index("ix_auto_index_kind_organ", auto_index.c.kind, auto_index.c.occurred_at,
+      auto_index.c.organ)
+Index("ix_auto_index_kind_agent", auto_index.c.kind, auto_index.c.occurred_at,
+      auto_index.c.agent_matricula)
+Index("ix_auto_index_kind_place", auto_index.c.kind, auto_index.c.occurred_at,
+      auto_index.c.place)

@@ -65,6 +65,20 @@ def _done(request: Request, where: str, message: str) -> Response:
                             headers=page_headers(request))
 
 
+# What the audit log shows for each form field (Portuguese names and values, never keys).
+FIELD_LABELS = {"regulamento": "regulamento", "versao": "versão", "hash": "SHA-256",
+                "vigencia": "vigência", "tabela": "tabela", "valor": "valor", "data": "data",
+                "tipo": "tipo", "descricao": "descrição", "ato_numero": "ato legal",
+                "ato_data": "data do ato", "dispositivo": "dispositivo", "serie": "série",
+                "tamanho": "quantidade", "primeiro": "do número", "ultimo": "até o número"}
+VALUE_LABELS = {"tabela": a.DATED_TABLES, "tipo": a.CALENDAR_KINDS}
+
+
+def _detail(values: dict[str, str]) -> dict[str, str]:
+    return {FIELD_LABELS[k]: VALUE_LABELS.get(k, {}).get(v, v) for k, v in values.items()
+            if k in FIELD_LABELS and v}
+
+
 def _form_values(form: Any) -> dict[str, str]:
     return {k: v[:500] for k, v in form.items() if isinstance(v, str) and k != "csrf_token"}
 
@@ -170,7 +184,7 @@ async def allocate(request: Request, state: StateDep, staff: Admin) -> Response:
                               first=form.get("primeiro") or "", last=form.get("ultimo") or "",
                               audit=lambda conn: audit.record(
                                   conn, staff, "range_allocated", values.get("dispositivo"),
-                                  {k: v for k, v in values.items() if v}, request))
+                                  _detail(values), request))
         except a.AdminError as exc:
             return _ranges(request, state, staff, 422, error=str(exc), form=values)
         return _done(request, "faixas", f"Faixa {made.series} {made.first}–{made.last} "
@@ -210,7 +224,8 @@ async def add_agent(request: Request, state: StateDep, staff: Admin) -> Response
             return _agents(request, state, staff, 422, error=str(exc), form=values)
         mat = str(form.get("matricula")).strip()
         _audit_now(state, staff, request, "agent_added", mat, {
-            "nome": str(form.get("nome"))[:200], "papel": str(form.get("papel"))})
+            "nome": str(form.get("nome"))[:200],
+            "papel": a.ROLE_LABELS.get(str(form.get("papel")), "")})
         return _done(request, "agentes", f"Agente {mat} cadastrado; os dispositivos o "
                      "recebem na próxima sincronização.")
 
@@ -334,7 +349,7 @@ def _parameter_post(kind: str) -> Callable[..., Any]:
         def run() -> Response:
             write = _auditor(staff, request, {"versao": "pack_version", "tabela": "dated_value",
                                               "calendario": "calendar_exception"}[kind],
-                             values.get("regulamento"), values)
+                             values.get("regulamento"), _detail(values))
             try:
                 if kind == "versao":
                     a.publish_pack_version(state.engine, pack_id=form.get("regulamento"),

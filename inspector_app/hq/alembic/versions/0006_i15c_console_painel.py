@@ -2,7 +2,9 @@
 
 * ``record_rules``: the rules of each auto (hq/record_facts.py), so the Painel counts
   autos by rule from an index (by órgão, agent and place it counts ``auto_index``, 0006_i15a);
-  an index on ``records (kind, created_at)`` finds the termos de retenção (vehicles held).
+  an index on ``records (kind, created_at)`` finds the termos de retenção (vehicles held);
+  ``auto_index (kind, occurred_at, organ | agent_matricula | place)`` make the counts by
+  órgão, agent and place index-only scans.
 * ``devices`` gains ``last_contact_at`` and the pending count the device reported on its
   last pull (``pending_reported`` / ``pending_reported_at``; NULL for an older device).
 * ``suspected_duplicates`` gains its resolution by a supervisor (distinct / duplicate, the
@@ -35,6 +37,9 @@ SeqInteger = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 def upgrade() -> None:
     op.create_index("ix_records_kind_created_at", "records", ["kind", "created_at"])
+    for name, column in (("organ", "organ"), ("agent", "agent_matricula"), ("place", "place")):
+        op.create_index(f"ix_auto_index_kind_{name}", "auto_index",
+                        ["kind", "occurred_at", column])
     op.create_table(
         "record_rules",
         sa.Column("record_id", sa.String(36), nullable=False),
@@ -117,3 +122,5 @@ def downgrade() -> None:
             batch.drop_column(name)
     op.drop_table("record_rules")
     op.drop_index("ix_records_kind_created_at", "records")
+    for name in ("organ", "agent", "place"):
+        op.drop_index(f"ix_auto_index_kind_{name}", "auto_index")
