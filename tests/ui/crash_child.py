@@ -2,7 +2,7 @@
 
 Usage: ``python crash_child.py DATA_DIR SETTINGS_DIR PLATE``. Logs in as 1001, starts a
 DF_STPCR inspection through the wizard, then clicks the answer buttons of the checklist one
-item after another without waiting. After each answer is saved (the checklist's save-done
+item after another, with at most one answer's save still in flight. After each answer is saved (the checklist's save-done
 callback, hooked here and not in the app) it prints ``SAVED <item id> <result>``. When every
 item is answered it prints ``DONE`` and keeps running until the parent kills it.
 """
@@ -48,8 +48,11 @@ def main() -> int:
 
     saved_done = checklist.ChecklistPage._saved
 
+    count = [0]
+
     def saved(self, row) -> None:
         saved_done(self, row)
+        count[0] += 1
         print(f"SAVED {row.item.id} {row.result}", flush=True)
 
     checklist.ChecklistPage._saved = saved
@@ -84,6 +87,10 @@ def main() -> int:
         click(row.buttons[ANSWERS[index % len(ANSWERS)]])
         assert row.item.id == item_id
         QTest.qWait(5)  # let queued callbacks run between answers, as a person would
+        # At most this answer's save still in flight: the parent kills the app while answers
+        # are being saved, never after the last one (on a busy machine the saves could
+        # otherwise all lag behind the clicks and "DONE" come first).
+        wait_until(lambda: count[0] >= index, "the previous answer's save")
     print("DONE", flush=True)
     return app.exec()
 
