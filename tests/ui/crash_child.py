@@ -90,7 +90,7 @@ def main() -> int:
         # At most this answer's save still in flight: the parent kills the app while answers
         # are being saved, never after the last one (on a busy machine the saves could
         # otherwise all lag behind the clicks and "DONE" come first).
-        wait_until(lambda: count[0] >= index, "the previous answer's save")
+        wait_until(lambda done=index: count[0] >= done, "the previous answer's save")
     print("DONE", flush=True)
     return app.exec()
 
