@@ -79,13 +79,8 @@ class S3BlobStore(BlobStore):
         return body
 
     def hashes(self) -> Iterator[str]:
-        pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=self.prefix)
-        for page in pages:
-            for item in page.get("Contents", []):
-                name = item["Key"].rsplit("/", 1)[-1]
-                if _SHA256.fullmatch(name):
-                    yield name
+        for sha, _size in self.listing():
+            yield sha
 
     def listing(self) -> Iterator[tuple[str, int]]:
         pages = self.client.get_paginator("list_objects_v2").paginate(
